@@ -1,0 +1,66 @@
+"""Plain data that flows from the parser to the store."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    level: int
+    text: str
+    slug: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One link as written; resolution to a note happens later, in the store."""
+
+    target: str  # as written (after unescaping), without the #anchor
+    kind: str  # markdown | wikilink | embed | hugo-ref | reference | front-matter | url | image
+    line: int
+    anchor: str = ""
+    text: str = ""
+    rel: str = ""  # front-matter key for typed links (related, uses, ...), else ""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    kind: str
+    message: str
+    line: int | None = None
+
+
+@dataclass(slots=True)
+class FrontMatter:
+    data: dict[str, Any] = field(default_factory=dict)
+    format: str = ""  # "yaml", "toml" or "" when absent
+    body_start_line: int = 1  # 1-based line where the Markdown body starts
+    body: str = ""
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class ParsedNote:
+    """Everything the parser knows about one note, independent of where it is stored."""
+
+    title: str
+    date: str | None
+    draft: bool
+    slug: str | None
+    tags: list[str]
+    categories: list[str]
+    series: list[str]
+    keywords: list[str]
+    name_aliases: list[str]
+    url_aliases: list[str]
+    headings: list[Heading]
+    links: list[Link]
+    text: str
+    code: str
+    summary: str
+    word_count: int
+    front_matter: dict[str, Any]
+    problems: list[Problem]

@@ -1,0 +1,137 @@
+"""Front matter: split it from the body and load it safely (YAML or TOML)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import tomllib
+from typing import Any
+
+import yaml
+
+from kb.models import FrontMatter, Problem
+
+_YAML_FENCE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
+_TOML_FENCE = re.compile(r"^\+\+\+[ \t]*$", re.MULTILINE)
+# A YAML alias (`*name`) after whitespace or a flow indicator: the one way to build a bomb.
+_MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\]}]", re.MULTILINE)
+_TAB_AFTER_KEY = re.compile(r"^(\s*[^\s:#][^:\n]*):\t+", re.MULTILINE)
+_TOML_LINE = re.compile(r"line (\d+)")
+
+
+class _AliasRefused(yaml.YAMLError):
+    pass
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases, so a few hundred bytes can never expand to megabytes."""
+
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]  # noqa: ANN001
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise _AliasRefused(
+                f"YAML aliases are not allowed (line {event.start_mark.line + 1})"
+            )
+        return super().compose_node(parent, index)
+
+
+_FastLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def split_front_matter(text: str) -> FrontMatter:
+    """Separate a leading ``---`` YAML or ``+++`` TOML block from the Markdown body."""
+    if text.startswith("---"):
+        fence, fmt = _YAML_FENCE, "yaml"
+    elif text.startswith("+++"):
+        fence, fmt = _TOML_FENCE, "toml"
+    else:
+        return FrontMatter(body=text)
+    first_newline = text.find("\n")
+    if first_newline == -1 or text[:first_newline].strip() not in ("---", "+++"):
+        return FrontMatter(body=text)
+    close = fence.search(text, first_newline + 1)
+    if close is None:
+        return FrontMatter(
+            body=text,
+            problems=[Problem("front-matter", "front matter fence is never closed; read as body", 1)],
+        )
+    raw = text[first_newline + 1 : close.start()]
+    body_offset = close.end() + 1 if close.end() < len(text) else close.end()
+    body_start_line = text.count("\n", 0, body_offset) + 1
+    data, problems = (_load_yaml if fmt == "yaml" else _load_toml)(raw)
+    if data is not None and not isinstance(data, dict):
+        problems.append(
+            Problem("front-matter", f"front matter is a {_kind_of(data)}, not a mapping; ignored", 1)
+        )
+        data = None
+    return FrontMatter(
+        data=_json_safe(data) if data else {},
+        format=fmt,
+        body_start_line=body_start_line,
+        body=text[body_offset:],
+        problems=problems,
+    )
+
+
+def _load_yaml(raw: str) -> tuple[Any, list[Problem]]:
+    problems: list[Problem] = []
+    try:
+        return _safe_yaml(raw), problems
+    except yaml.YAMLError as exc:
+        if _TAB_AFTER_KEY.search(raw):
+            try:
+                data = _safe_yaml(_TAB_AFTER_KEY.sub(r"\1: ", raw))
+            except yaml.YAMLError:
+                pass
+            else:
+                problems.append(Problem("front-matter", "tab after a key read as a space", 2))
+                return data, problems
+        problems.append(Problem("front-matter", _yaml_message(exc), _yaml_line(exc)))
+        return None, problems
+
+
+def _safe_yaml(raw: str) -> Any:
+    loader = _NoAliasLoader if _MAYBE_ALIAS.search(raw) else _FastLoader
+    return yaml.load(raw, Loader=loader)  # noqa: S506 - both loaders are SafeLoader kinds
+
+
+def _yaml_message(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, _AliasRefused):
+        return f"invalid YAML front matter: {exc}"
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    return f"invalid YAML front matter: {problem}"
+
+
+def _yaml_line(exc: yaml.YAMLError) -> int:
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    # +2: the opening fence is line 1, and marks count from 0.
+    return mark.line + 2 if mark is not None else 1
+
+
+def _load_toml(raw: str) -> tuple[Any, list[Problem]]:
+    try:
+        return tomllib.loads(raw), []
+    except tomllib.TOMLDecodeError as exc:
+        match = _TOML_LINE.search(str(exc))
+        line = int(match.group(1)) + 1 if match else 1
+        message = str(exc).split(" (at")[0]
+        return None, [Problem("front-matter", f"invalid TOML front matter: {message}", line)]
+
+
+def _kind_of(value: Any) -> str:
+    return "list" if isinstance(value, list) else type(value).__name__
+
+
+def _json_safe(value: Any) -> Any:
+    """Dates to ISO strings, keys to strings: front matter is stored as JSON."""
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_json_safe(v) for v in value]
+    if isinstance(value, dt.datetime | dt.date | dt.time):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)

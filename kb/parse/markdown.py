@@ -1,0 +1,273 @@
+"""Markdown body → headings, links, tags, plain text and code, from markdown-it-py tokens.
+
+markdown-it-py tells code from text; what it does not know (wikilinks, Hugo ``ref``
+shortcodes, inline ``#tags``) is added as inline rules, so look-alikes inside code
+never become links or tags.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cache
+
+from markdown_it import MarkdownIt
+from markdown_it.rules_inline import StateInline
+from markdown_it.token import Token
+
+from kb.models import Heading, Link
+from kb.text import slugify
+
+_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+_HUGO_REF = re.compile(r"\{\{([<%])\s*(?:rel)?ref\s+\"?([^\"\s]+?)\"?\s*[>%]\}\}")
+_HUGO_REF_LINK = re.compile(
+    r"\[([^\[\]\n]*)\]\(\s*\{\{[<%]\s*(?:rel)?ref\s+\"?([^\"\s]+?)\"?\s*[>%]\}\}\s*\)"
+)
+# A tag starts after whitespace or opening punctuation; it holds letters (any script),
+# digits, `_`, `-` and `/` for hierarchy, and is not all digits (#1 is an issue number).
+_HASHTAG = re.compile(r"#([^\W_][\w\-/]*)")
+_TAG_PREFIX_OK = frozenset(" \t\n([{（【「『，、：;；,")
+_HEX_COLOUR = re.compile(r"[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?(?:[0-9a-fA-F]{2})?")
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
+_REFERENCE_DEF = re.compile(r"^ {0,3}\[([^\]]+)\]:\s*(\S+)")
+_HTML_TAG = re.compile(r"<[^>]*>")
+_SUMMARY_CHARS = 280
+
+
+@dataclass(slots=True)
+class MarkdownParts:
+    headings: list[Heading] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    text: str = ""
+    code: str = ""
+    summary: str = ""
+    first_h1: str = ""
+
+
+def _wikilink_rule(state: StateInline, silent: bool) -> bool:
+    if state.src[state.pos] not in "[!":
+        return False
+    match = _WIKILINK.match(state.src, state.pos)
+    if match is None:
+        return False
+    if not silent:
+        token = state.push("wikilink", "", 0)
+        token.content = match.group(2)
+        token.meta = {"embed": bool(match.group(1))}
+    state.pos = match.end()
+    return True
+
+
+def _hugo_ref_rule(state: StateInline, silent: bool) -> bool:
+    char = state.src[state.pos]
+    if char == "[":
+        match = _HUGO_REF_LINK.match(state.src, state.pos)
+        text_group, target_group = 1, 2
+    elif char == "{":
+        match = _HUGO_REF.match(state.src, state.pos)
+        text_group, target_group = 0, 2
+    else:
+        return False
+    if match is None:
+        return False
+    if not silent:
+        token = state.push("hugo_ref", "", 0)
+        token.content = match.group(target_group)
+        token.meta = {"text": match.group(text_group) if text_group else ""}
+    state.pos = match.end()
+    return True
+
+
+def _hashtag_rule(state: StateInline, silent: bool) -> bool:
+    pos = state.pos
+    if state.src[pos] != "#" or (pos > 0 and state.src[pos - 1] not in _TAG_PREFIX_OK):
+        return False
+    match = _HASHTAG.match(state.src, pos)
+    if match is None:
+        return False
+    tag = match.group(1).rstrip("/-")
+    if tag.isdigit() or (_HEX_COLOUR.fullmatch(tag) and any(c.isdigit() for c in tag)):
+        return False
+    if not silent:
+        token = state.push("hashtag", "", 0)
+        token.content = tag
+    state.pos = pos + 1 + len(tag)
+    return True
+
+
+@cache
+def markdown_parser() -> MarkdownIt:
+    from mdit_py_plugins.footnote import footnote_plugin
+
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    md.use(footnote_plugin)
+    md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    md.inline.ruler.before("wikilink", "hugo_ref", _hugo_ref_rule)
+    md.inline.ruler.after("text", "hashtag", _hashtag_rule)
+    # Keep link targets as written (no percent-encoding); resolution decodes them itself.
+    md.normalizeLink = lambda url: url  # type: ignore[method-assign]
+    return md
+
+
+def parse_markdown(body: str, first_line: int = 1) -> MarkdownParts:
+    """Parse a Markdown body whose first line is line ``first_line`` of the file."""
+    env: dict = {}
+    tokens = markdown_parser().parse(body, env)
+    walker = _Walker(first_line)
+    walker.walk(tokens)
+    walker.add_unused_references(env.get("references", {}), body)
+    return walker.result()
+
+
+class _Walker:
+    def __init__(self, first_line: int) -> None:
+        self.first_line = first_line
+        self.parts = MarkdownParts()
+        self.blocks: list[str] = []
+        self.code_blocks: list[str] = []
+        self.slug_counts: dict[str, int] = {}
+        self.used_hrefs: set[str] = set()
+        self.tags_seen: set[str] = set()
+
+    def walk(self, tokens: list[Token]) -> None:
+        heading_level = 0
+        paragraph_depth = -1
+        for token in tokens:
+            line = self.first_line + token.map[0] if token.map else self.first_line
+            if token.type == "heading_open":
+                heading_level = int(token.tag[1])
+            elif token.type == "heading_close":
+                heading_level = 0
+            elif token.type == "paragraph_open" and not self.parts.summary:
+                paragraph_depth = token.level
+            elif token.type == "inline":
+                text = self.walk_inline(token.children or [], line)
+                if heading_level:
+                    self.add_heading(heading_level, text, line)
+                elif token.level == paragraph_depth + 1 and not self.parts.summary and text:
+                    self.parts.summary = _shorten(" ".join(text.split()), _SUMMARY_CHARS)
+                if text:
+                    self.blocks.append(text)
+            elif token.type in ("fence", "code_block"):
+                self.code_blocks.append(token.content)
+            elif token.type == "html_block":
+                text = _HTML_TAG.sub(" ", token.content).strip()
+                if text:
+                    self.blocks.append(text)
+
+    def walk_inline(self, children: list[Token], line: int) -> str:
+        out: list[str] = []
+        in_link = 0
+        for child in children:
+            kind = child.type
+            if kind in ("text", "code_inline"):
+                out.append(child.content)
+            elif kind in ("softbreak", "hardbreak"):
+                out.append("\n")
+                line += 1
+            elif kind == "link_open":
+                in_link += 1
+                self.add_href(str(child.attrs.get("href", "")), "markdown", line, child, children)
+            elif kind == "link_close":
+                in_link = max(0, in_link - 1)
+            elif kind == "image":
+                self.add_href(str(child.attrs.get("src", "")), "image", line, child, None)
+                out.append(child.content)
+            elif kind == "wikilink":
+                out.append(self.add_wikilink(child, line))
+            elif kind == "hugo_ref":
+                target = child.content
+                text = child.meta.get("text", "")
+                self.add_link(target, "hugo-ref", line, text)
+                out.append(text)
+            elif kind == "hashtag":
+                out.append("#" + child.content)
+                if not in_link:
+                    self.add_tag(child.content)
+        return "".join(out).strip()
+
+    def add_href(
+        self, href: str, kind: str, line: int, token: Token, siblings: list[Token] | None
+    ) -> None:
+        self.used_hrefs.add(href)
+        text = _link_text(token, siblings) if siblings is not None else token.content
+        self.add_link(href, kind, line, text)
+
+    def add_link(self, href: str, kind: str, line: int, text: str = "") -> None:
+        href = href.strip()
+        if kind != "image" and (_SCHEME.match(href) or href.startswith("//")):
+            self.parts.links.append(Link(href, "url", line, "", text))
+            return
+        target, _, anchor = href.partition("#")
+        if not target and anchor and kind != "image":
+            kind = "anchor"
+        self.parts.links.append(Link(target, kind, line, anchor, text))
+
+    def add_wikilink(self, token: Token, line: int) -> str:
+        inner = token.content.replace("\\|", "|")
+        target, _, label = inner.partition("|")
+        name, _, anchor = target.partition("#")
+        name, anchor, label = name.strip(), anchor.strip(), label.strip()
+        kind = "embed" if token.meta.get("embed") else "wikilink"
+        if not name and anchor:
+            kind = "anchor"
+        self.parts.links.append(Link(name, kind, line, anchor, label))
+        return label or name
+
+    def add_heading(self, level: int, text: str, line: int) -> None:
+        text = " ".join(text.split())
+        slug = slugify(text)
+        seen = self.slug_counts.get(slug, 0)
+        self.slug_counts[slug] = seen + 1
+        if seen:
+            slug = f"{slug}-{seen}"
+        self.parts.headings.append(Heading(level, text, slug, line))
+        if level == 1 and not self.parts.first_h1:
+            self.parts.first_h1 = text
+
+    def add_tag(self, tag: str) -> None:
+        if tag.lower() not in self.tags_seen:
+            self.tags_seen.add(tag.lower())
+            self.parts.tags.append(tag)
+
+    def add_unused_references(self, references: dict, body: str) -> None:
+        """Reference definitions that no link used still name a target (Foam writes these)."""
+        if not references:
+            return
+        lines_by_label: dict[str, int] = {}
+        for index, text in enumerate(body.split("\n")):
+            match = _REFERENCE_DEF.match(text)
+            if match:
+                lines_by_label.setdefault(match.group(1).strip().upper(), self.first_line + index)
+        for label, ref in references.items():
+            href = str(ref.get("href", ""))
+            if href in self.used_hrefs:
+                continue
+            line = lines_by_label.get(label.upper(), self.first_line)
+            self.add_link(href, "reference", line, ref.get("title") or label.title())
+
+    def result(self) -> MarkdownParts:
+        self.parts.text = "\n".join(self.blocks)
+        self.parts.code = "\n".join(self.code_blocks)
+        return self.parts
+
+
+def _link_text(token: Token, siblings: list[Token]) -> str:
+    start = siblings.index(token)
+    words = []
+    for sibling in siblings[start + 1 :]:
+        if sibling.type == "link_close":
+            break
+        words.append(sibling.content)
+    return "".join(words)
+
+
+def _shorten(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    if space > limit * 0.6:
+        cut = cut[:space]
+    return cut.rstrip() + "…"
