@@ -10,7 +10,6 @@ _WORD = re.compile(rf"[{CJK_CHAR}]|[^\W{CJK_CHAR}]+")
 
 # C0 controls except tab and newline, DEL, and C1 controls: they can drive a terminal.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_CONTROL_AND_BREAKS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def strip_controls(text: str) -> str:
@@ -20,7 +19,7 @@ def strip_controls(text: str) -> str:
 
 def one_line(text: str) -> str:
     """A single display line: controls removed, line breaks and tabs made spaces."""
-    return " ".join(_CONTROL_AND_BREAKS.sub(" ", text).split())
+    return " ".join(_CONTROL.sub("", text).split())
 
 
 def word_count(text: str) -> int:

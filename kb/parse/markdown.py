@@ -26,7 +26,9 @@ _HUGO_REF_LINK = re.compile(
 # A tag starts after whitespace or opening punctuation; it holds letters (any script),
 # digits, `_`, `-` and `/` for hierarchy, and is not all digits (#1 is an issue number).
 _HASHTAG = re.compile(r"#([^\W_][\w\-/]*)")
-_TAG_PREFIX_OK = frozenset(" \t\n([{（【「『，、：;；,")
+_TAG_PREFIX_OK = frozenset(" \t\n(（【「『，、：;；,")
+# Hugo/Pandoc custom heading id: `## Title {#my-id}` (possibly with classes).
+_HEADING_ID = re.compile(r"\s*\{[^{}]*?#([^\s{}]+)[^{}]*\}\s*$")
 _HEX_COLOUR = re.compile(r"[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?(?:[0-9a-fA-F]{2})?")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
 _REFERENCE_DEF = re.compile(r"^ {0,3}\[([^\]]+)\]:\s*(\S+)")
@@ -217,7 +219,10 @@ class _Walker:
 
     def add_heading(self, level: int, text: str, line: int) -> None:
         text = " ".join(text.split())
-        slug = slugify(text)
+        custom = _HEADING_ID.search(text)
+        if custom:
+            text = text[: custom.start()]
+        slug = custom.group(1) if custom else slugify(text)
         seen = self.slug_counts.get(slug, 0)
         self.slug_counts[slug] = seen + 1
         if seen:

@@ -93,11 +93,11 @@ def normalise_date(value: Any) -> str | None:
         return value.isoformat()
     text = str(value).strip()
     try:
-        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
+        return dt.date.fromisoformat(text).isoformat()
     except ValueError:
         pass
     try:
-        return dt.date.fromisoformat(text).isoformat()
+        return dt.datetime.fromisoformat(text.replace("Z", "+00:00")).isoformat()
     except ValueError:
         pass
     match = _LOOSE_DATE.match(text)

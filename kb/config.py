@@ -1,0 +1,121 @@
+"""A knowledge base's settings, read from its optional ``kb.yaml``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kb.errors import KbError
+from kb.parse.note import DEFAULT_TYPED_LINK_KEYS
+
+CONFIG_NAME = "kb.yaml"
+INDEX_DIR = "index"
+DEFAULT_ROOTS = ("notes",)
+DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?i?b?)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+@dataclass(frozen=True, slots=True)
+class NotesRoot:
+    """A folder of notes. ``name`` prefixes note paths when a knowledge base has several."""
+
+    name: str
+    path: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    home: Path
+    roots: tuple[NotesRoot, ...]
+    exclude: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
+    follow_external_symlinks: bool = False
+    typed_link_keys: tuple[str, ...] = DEFAULT_TYPED_LINK_KEYS
+    site_url: str = ""
+    engine: str = "fts5"
+    lock_wait_seconds: float = 5.0
+    raw: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def index_dir(self) -> Path:
+        return self.home / INDEX_DIR
+
+    @property
+    def store_path(self) -> Path:
+        return self.index_dir / "kb.sqlite"
+
+    @property
+    def prefixed(self) -> bool:
+        """Whether note paths carry their root's name (only with several roots)."""
+        return len(self.roots) > 1
+
+
+def load_config(home: Path) -> Config:
+    """Read ``home/kb.yaml`` (optional); every setting has a default."""
+    raw = _read_yaml(home / CONFIG_NAME)
+    roots = raw.get("roots", raw.get("root", list(DEFAULT_ROOTS)))
+    if isinstance(roots, str):
+        roots = [roots]
+    if not isinstance(roots, list) or not roots:
+        raise KbError(f"{home / CONFIG_NAME}: 'roots' must be a list of folders")
+    exclude = raw.get("exclude") or []
+    if isinstance(exclude, str):
+        exclude = [exclude]
+    typed = raw.get("typed_links", list(DEFAULT_TYPED_LINK_KEYS))
+    return Config(
+        home=home,
+        roots=_named_roots(home, [str(r) for r in roots]),
+        exclude=tuple(str(e) for e in exclude),
+        max_file_size=parse_size(raw.get("max_file_size", DEFAULT_MAX_FILE_SIZE)),
+        follow_external_symlinks=bool(raw.get("follow_external_symlinks", False)),
+        typed_link_keys=tuple(str(k) for k in typed) if isinstance(typed, list) else (),
+        site_url=str(raw.get("site_url") or "").rstrip("/"),
+        engine=str(raw.get("engine", "fts5")),
+        lock_wait_seconds=float(raw.get("lock_wait_seconds", 5.0)),
+        raw=raw,
+    )
+
+
+def parse_size(value: Any) -> int:
+    """``10MB``, ``512k`` or a plain number of bytes."""
+    if isinstance(value, int):
+        return value
+    match = _SIZE.match(str(value))
+    if not match:
+        raise KbError(f"max_file_size: cannot read {value!r} as a size such as 10MB")
+    number, unit = match.groups()
+    return int(float(number) * _UNITS[(unit or "").lower()[:1]])
+
+
+def _named_roots(home: Path, roots: list[str]) -> tuple[NotesRoot, ...]:
+    named: list[NotesRoot] = []
+    used: set[str] = set()
+    for root in roots:
+        path = (home / Path(root).expanduser()).resolve()
+        name = path.name or "notes"
+        base, n = name, 1
+        while name in used:
+            n += 1
+            name = f"{base}{n}"
+        used.add(name)
+        named.append(NotesRoot(name, path))
+    return tuple(named)
+
+
+def _read_yaml(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise KbError(f"{path}: cannot read settings: {str(exc).splitlines()[0]}") from exc
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise KbError(f"{path}: settings must be a mapping of keys to values")
+    return data

@@ -1,0 +1,348 @@
+"""Incremental ingest: compare the notes roots with the store and apply the difference.
+
+Unchanged files cost one ``stat``; changed ones are read, hashed and parsed (in worker
+processes when there are many); all of one run's changes are one transaction.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import os
+import signal
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from kb.config import Config, NotesRoot
+from kb.errors import IngestLocked, NotesRootError
+from kb.models import Problem
+from kb.parse.decode import BinaryFile, decode_note
+from kb.parse.note import parse_note
+from kb.scan import NoteFile, ScanResult, is_note_name, note_path, scan_root
+from kb.store import FileStamp, NoteRecord, Store
+
+ProgressCallback = Callable[[int, int], None]
+_PARALLEL_FROM = 300  # below this, starting worker processes costs more than it saves
+_BATCH = 200
+
+
+@dataclass(slots=True)
+class IngestStats:
+    added: int = 0
+    updated: int = 0
+    moved: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    warnings: int = 0
+    seconds: float = 0.0
+    changes: list[tuple[str, str]] = field(default_factory=list)  # (action, path)
+    problems: list[tuple[str, Problem]] = field(default_factory=list)
+
+    @property
+    def changed(self) -> int:
+        return self.added + self.updated + self.moved + self.removed
+
+    def counts(self) -> dict[str, int | float]:
+        data = asdict(self)
+        del data["changes"], data["problems"]
+        data["seconds"] = round(self.seconds, 3)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class LoadJob:
+    file: NoteFile
+    known_hash: str
+    max_size: int
+    typed_link_keys: tuple[str, ...]
+
+
+@dataclass(slots=True)
+class LoadResult:
+    file: NoteFile
+    status: str  # parsed | same | skipped | vanished
+    hash: str = ""
+    size: int = 0
+    mtime_ns: int = 0
+    record: NoteRecord | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+
+def read_bytes(path: Path) -> tuple[bytes, os.stat_result]:
+    with path.open("rb") as handle:
+        info = os.fstat(handle.fileno())
+        return handle.read(), info
+
+
+def load_file(job: LoadJob) -> LoadResult:
+    """Read, hash and (if the content changed) parse one file. Never raises for bad input."""
+    file = job.file
+    try:
+        data, info = read_bytes(file.abs_path)
+    except FileNotFoundError:
+        return LoadResult(file, "vanished")
+    except OSError as exc:
+        message = f"cannot read: {exc.strerror or exc}"
+        return LoadResult(file, "skipped", size=file.size, mtime_ns=file.mtime_ns,
+                          problems=[Problem("unreadable", message)])
+    size, mtime_ns = info.st_size, info.st_mtime_ns
+    if size > job.max_size:
+        message = (f"file is {size / 1048576:.1f} MB, over max_file_size "
+                   f"({job.max_size / 1048576:.1f} MB); skipped")
+        return LoadResult(file, "skipped", size=size, mtime_ns=mtime_ns,
+                          problems=[Problem("too-large", message)])
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    if digest == job.known_hash:
+        return LoadResult(file, "same", digest, size, mtime_ns)
+    try:
+        decoded = decode_note(data)
+    except BinaryFile as exc:
+        return LoadResult(file, "skipped", digest, size, mtime_ns,
+                          problems=[Problem("binary", str(exc))])
+    try:
+        parsed = parse_note(file.rel, decoded.text, job.typed_link_keys)
+    except Exception as exc:  # noqa: BLE001 - one odd file must not stop the run
+        return LoadResult(file, "skipped", digest, size, mtime_ns,
+                          problems=[Problem("parse-error", f"cannot parse: {exc!r}")])
+    if decoded.warning:
+        parsed.problems.insert(0, Problem("encoding", decoded.warning))
+    record = NoteRecord(file.path, file.root, file.rel, digest, mtime_ns, size,
+                        decoded.encoding, parsed)
+    return LoadResult(file, "parsed", digest, size, mtime_ns, record, list(parsed.problems))
+
+
+def _ignore_sigint() -> None:
+    # Ctrl-C is the parent's to handle: it rolls the transaction back and exits 130.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def load_files(jobs: list[LoadJob]) -> Iterator[LoadResult]:
+    """Load in order; in worker processes when there are enough files to pay for them."""
+    workers = min(os.cpu_count() or 1, 4)
+    if len(jobs) < _PARALLEL_FROM or workers < 2:
+        yield from map(load_file, jobs)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+    try:
+        yield from pool.map(load_file, jobs, chunksize=16)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+
+
+@contextmanager
+def ingest_lock(config: Config, wait_seconds: float | None = None) -> Iterator[None]:
+    """One ingest at a time per knowledge base; the OS drops the lock if the process dies."""
+    config.index_dir.mkdir(parents=True, exist_ok=True)
+    lock_path = config.index_dir / "ingest.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    wait = config.lock_wait_seconds if wait_seconds is None else wait_seconds
+    deadline = time.monotonic() + wait
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise IngestLocked(
+                        f"another kb ingest is running on {config.home} "
+                        f"(waited {wait:g} s); try again when it has finished"
+                    ) from None
+                time.sleep(0.05)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        yield
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+@dataclass(slots=True)
+class _Scope:
+    """One part of a notes root to refresh: the whole root, a folder, or a file."""
+
+    root: NotesRoot
+    start: Path
+    prefix: str  # note path of start ('' for a whole single root)
+    whole_root: bool
+
+
+class Ingester:
+    def __init__(self, config: Config, store: Store, progress: ProgressCallback | None = None):
+        self.config = config
+        self.store = store
+        self.progress = progress
+        self.stats = IngestStats()
+        self.generation: int | None = None
+
+    def run(self, targets: Iterable[Path] | None = None, rebuild: bool = False) -> IngestStats:
+        started = time.perf_counter()
+        scopes = self._scopes(targets)
+        scanned = ScanResult()
+        stamps: dict[str, FileStamp] = {}
+        for scope in scopes:
+            found = scan_root(scope.root, self.config, scope.start)
+            scanned.files.update(found.files)
+            scanned.problems.update(found.problems)
+            if not rebuild:
+                stamps.update(self._stamps_in(scope))
+            self._refuse_to_empty(scope, found, rebuild)
+        jobs = self._classify(scanned, stamps)
+        removed = [p for p, s in stamps.items() if p not in scanned.files and s.note_id]
+        gone_skipped = [p for p, s in stamps.items() if p not in scanned.files and not s.note_id]
+        with self.store.transaction():
+            if rebuild:
+                self.store.clear()
+                self._bump()
+            self._apply(jobs, stamps, removed)
+            self.store.remove_notes(gone_skipped, self.generation or self.store.generation)
+            for path, problems in scanned.problems.items():
+                self.store.replace_problems(path, problems)
+                self._warn(path, problems)
+        self.stats.seconds = time.perf_counter() - started
+        return self.stats
+
+    # -- planning ---------------------------------------------------------------------
+
+    def _scopes(self, targets: Iterable[Path] | None) -> list[_Scope]:
+        if targets is None:
+            scopes = []
+            for root in self.config.roots:
+                if not root.path.is_dir():
+                    raise NotesRootError(
+                        f"notes root {root.path} does not exist: create it, or fix 'roots' "
+                        f"in {self.config.home / 'kb.yaml'}"
+                    )
+                prefix = f"{root.name}/" if self.config.prefixed else ""
+                scopes.append(_Scope(root, root.path, prefix, True))
+            return scopes
+        return [self._scope_of(Path(t)) for t in targets]
+
+    def _scope_of(self, target: Path) -> _Scope:
+        resolved = target.expanduser().resolve()
+        for root in self.config.roots:
+            if resolved == root.path:
+                prefix = f"{root.name}/" if self.config.prefixed else ""
+                return _Scope(root, root.path, prefix, True)
+            if root.path in resolved.parents:
+                rel = resolved.relative_to(root.path).as_posix()
+                if resolved.is_dir():
+                    rel += "/"
+                elif resolved.exists() and not is_note_name(resolved.name):
+                    raise NotesRootError(f"{target} is not a Markdown note (.md or .markdown)")
+                return _Scope(root, resolved, note_path(root, rel, self.config), False)
+        roots = ", ".join(str(r.path) for r in self.config.roots)
+        raise NotesRootError(
+            f"{target} is outside every notes root ({roots}); add its folder to 'roots' "
+            f"in {self.config.home / 'kb.yaml'}"
+        )
+
+    def _stamps_in(self, scope: _Scope) -> dict[str, FileStamp]:
+        stamps = self.store.file_stamps(scope.prefix)
+        if scope.prefix and not scope.prefix.endswith("/"):
+            return {p: s for p, s in stamps.items() if p == scope.prefix}
+        return stamps
+
+    def _refuse_to_empty(self, scope: _Scope, found: ScanResult, rebuild: bool) -> None:
+        if not scope.whole_root or found.files or rebuild:
+            return
+        stored = self.store.count_notes(scope.root.name)
+        if stored:
+            raise NotesRootError(
+                f"notes root {scope.root.path} has no notes, but the store holds {stored}; "
+                "refusing to remove them all (is a drive unmounted?). "
+                "Use 'kb ingest --rebuild' if the notes are really gone"
+            )
+
+    def _classify(self, scanned: ScanResult, stamps: dict[str, FileStamp]) -> list[LoadJob]:
+        jobs = []
+        for path, file in sorted(scanned.files.items()):
+            stamp = stamps.get(path)
+            if stamp and stamp.size == file.size and stamp.mtime_ns == file.mtime_ns:
+                if stamp.note_id:
+                    self.stats.unchanged += 1
+                continue
+            jobs.append(LoadJob(file, stamp.hash if stamp else "", self.config.max_file_size,
+                                self.config.typed_link_keys))
+        return jobs
+
+    # -- applying -------------------------------------------------------------------
+
+    def _bump(self) -> int:
+        if self.generation is None:
+            self.generation = self.store.next_generation()
+        return self.generation
+
+    def _apply(self, jobs: list[LoadJob], stamps: dict[str, FileStamp],
+               removed: list[str]) -> None:
+        removed_set = set(removed)
+        removed_by_hash: dict[str, list[str]] = {}
+        for path in removed:
+            removed_by_hash.setdefault(stamps[path].hash, []).append(path)
+        batch: list[NoteRecord] = []
+        total = len(jobs)
+        for done, result in enumerate(load_files(jobs), start=1):
+            self._apply_one(result, stamps, removed_set, removed_by_hash, batch)
+            if len(batch) >= _BATCH:
+                self.store.write_notes(batch, self._bump())
+                batch.clear()
+            if self.progress:
+                self.progress(done, total)
+        if batch:
+            self.store.write_notes(batch, self._bump())
+        if removed_set:
+            self.stats.removed += self.store.remove_notes(sorted(removed_set), self._bump())
+            self.stats.changes.extend(("removed", p) for p in sorted(removed_set))
+
+    def _apply_one(self, result: LoadResult, stamps: dict[str, FileStamp],
+                   removed: set[str], removed_by_hash: dict[str, list[str]],
+                   batch: list[NoteRecord]) -> None:
+        path = result.file.path
+        stamp = stamps.get(path)
+        was_note = bool(stamp and stamp.note_id)
+        if result.status == "vanished":
+            if was_note:
+                removed.add(path)
+        elif result.status == "skipped":
+            if was_note:
+                removed.discard(path)
+                self.stats.removed += self.store.remove_notes([path], self._bump())
+                self.stats.changes.append(("removed", path))
+            self.store.mark_skipped(path, result.size, result.mtime_ns, result.problems)
+            self._warn(path, result.problems)
+        elif result.status == "same":
+            self.store.touch(path, result.size, result.mtime_ns)
+            self.stats.unchanged += 1
+        else:
+            assert result.record is not None
+            self._warn(path, result.problems)
+            moved_from = None if was_note else self._take_moved(result.hash, removed_by_hash)
+            if moved_from is not None:
+                removed.discard(moved_from)
+                file = result.file
+                self.store.move_note(stamps[moved_from].note_id or 0, path, file.root,
+                                     file.rel, result.size, result.mtime_ns, self._bump())
+                self.stats.moved += 1
+                self.stats.changes.append(("moved", f"{moved_from} -> {path}"))
+            elif was_note:
+                self.stats.updated += 1
+                self.stats.changes.append(("updated", path))
+            else:
+                self.stats.added += 1
+                self.stats.changes.append(("added", path))
+            batch.append(result.record)
+
+    @staticmethod
+    def _take_moved(digest: str, removed_by_hash: dict[str, list[str]]) -> str | None:
+        candidates = removed_by_hash.get(digest)
+        return candidates.pop(0) if candidates else None
+
+    def _warn(self, path: str, problems: list[Problem]) -> None:
+        self.stats.warnings += len(problems)
+        self.stats.problems.extend((path, p) for p in problems)

@@ -1,0 +1,77 @@
+"""Where things live: the knowledge base in use and the user's config. Resolved at call time."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from kb.config import CONFIG_NAME, INDEX_DIR
+from kb.errors import NoKnowledgeBase
+
+ENV_HOME = "KB_HOME"
+USER_CONFIG_NAME = "config.yaml"
+
+
+def user_config_path() -> Path:
+    """The per-user settings file (it names the default knowledge base)."""
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("kb", appauthor=False)) / USER_CONFIG_NAME
+
+
+def find_knowledge_base(explicit: Path | str | None = None, cwd: Path | None = None) -> Path:
+    """The knowledge base folder, by the rules in the README (``--kb``, ``KB_HOME``, ...)."""
+    if explicit:
+        return _must_exist(Path(explicit), "--kb")
+    if os.environ.get(ENV_HOME):
+        return _must_exist(Path(os.environ[ENV_HOME]), ENV_HOME)
+    here = (cwd or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / CONFIG_NAME).is_file() or (folder / INDEX_DIR).is_dir():
+            return folder
+    if (here / "notes").is_dir():
+        return here
+    default = read_default_knowledge_base()
+    if default is not None:
+        return _must_exist(default, str(user_config_path()))
+    raise NoKnowledgeBase(
+        "no knowledge base here: run 'kb init DIR' to create one (add --default to use it "
+        "from anywhere), pass --kb DIR, or set KB_HOME"
+    )
+
+
+def read_default_knowledge_base() -> Path | None:
+    path = user_config_path()
+    if not path.is_file():
+        return None
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None
+    value = data.get("default_kb") if isinstance(data, dict) else None
+    return Path(value).expanduser() if value else None
+
+
+def write_default_knowledge_base(home: Path) -> Path:
+    import yaml
+
+    path = user_config_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {}
+    if path.is_file():
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            data = {}
+    data["default_kb"] = str(home.resolve())
+    path.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    return path
+
+
+def _must_exist(path: Path, source: str) -> Path:
+    path = path.expanduser()
+    if not path.is_dir():
+        raise NoKnowledgeBase(f"{path} (from {source}) is not a folder")
+    return path.resolve()

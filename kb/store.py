@@ -1,0 +1,531 @@
+"""The SQLite store: schema, migrations, and every read and write of note data.
+
+The note files are the truth; everything here can be rebuilt from them. Reads use
+the standard ``sqlite3`` module (cheap to import); bulk writes go through sqlite-utils,
+imported only by the writer.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kb.errors import StoreError
+from kb.models import ParsedNote, Problem
+
+SCHEMA_VERSION = 1
+TERM_KINDS = ("tags", "series", "categories")
+
+_SCHEMA_V1 = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE notes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL UNIQUE,          -- the note's id: relative to its root
+    root TEXT NOT NULL,
+    rel TEXT NOT NULL,                  -- path inside the root
+    title TEXT NOT NULL,
+    date TEXT,
+    draft INTEGER NOT NULL DEFAULT 0,
+    slug TEXT,
+    hash TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    encoding TEXT NOT NULL,
+    word_count INTEGER NOT NULL,
+    summary TEXT NOT NULL,
+    text TEXT NOT NULL,
+    code TEXT NOT NULL,
+    front_matter TEXT NOT NULL,         -- JSON
+    generation INTEGER NOT NULL         -- store generation that last changed this note
+);
+CREATE INDEX notes_generation ON notes(generation);
+CREATE INDEX notes_hash ON notes(hash);
+CREATE TABLE tombstones (
+    note_id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    generation INTEGER NOT NULL
+);
+CREATE INDEX tombstones_generation ON tombstones(generation);
+CREATE TABLE tags (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE);
+CREATE TABLE note_tags (
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    tags_id INTEGER NOT NULL REFERENCES tags(id),
+    PRIMARY KEY (note_id, tags_id)
+);
+CREATE INDEX note_tags_term ON note_tags(tags_id);
+CREATE TABLE series (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE);
+CREATE TABLE note_series (
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    series_id INTEGER NOT NULL REFERENCES series(id),
+    PRIMARY KEY (note_id, series_id)
+);
+CREATE INDEX note_series_term ON note_series(series_id);
+CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE);
+CREATE TABLE note_categories (
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    categories_id INTEGER NOT NULL REFERENCES categories(id),
+    PRIMARY KEY (note_id, categories_id)
+);
+CREATE INDEX note_categories_term ON note_categories(categories_id);
+CREATE TABLE aliases (
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    alias TEXT NOT NULL,
+    kind TEXT NOT NULL                  -- name | url
+);
+CREATE INDEX aliases_note ON aliases(note_id);
+CREATE INDEX aliases_alias ON aliases(alias COLLATE NOCASE);
+CREATE TABLE headings (
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    level INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    slug TEXT NOT NULL,
+    line INTEGER NOT NULL
+);
+CREATE INDEX headings_note ON headings(note_id);
+CREATE TABLE links (
+    id INTEGER PRIMARY KEY,
+    source_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    target TEXT NOT NULL,               -- as written, without the #anchor
+    anchor TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    rel TEXT NOT NULL,                  -- front-matter key of a typed link, else ''
+    text TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    target_id INTEGER REFERENCES notes(id) ON DELETE SET NULL  -- resolved note, NULL if none
+);
+CREATE INDEX links_source ON links(source_id);
+CREATE INDEX links_target ON links(target_id);
+CREATE TABLE problems (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,                 -- a note path, or a file that could not become one
+    kind TEXT NOT NULL,
+    message TEXT NOT NULL,
+    line INTEGER
+);
+CREATE INDEX problems_path ON problems(path);
+CREATE TABLE skipped_files (           -- files that are not notes, so unchanged ones cost a stat
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL
+);
+INSERT INTO meta(key, value) VALUES ('generation', '0');
+"""
+
+MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1}
+
+
+@dataclass(frozen=True, slots=True)
+class FileStamp:
+    """What the store remembers of a file, to tell unchanged files with one stat."""
+
+    note_id: int | None  # None for a skipped (non-note) file
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRecord:
+    """A parsed note with the facts about its file, ready to write."""
+
+    path: str
+    root: str
+    rel: str
+    hash: str
+    mtime_ns: int
+    size: int
+    encoding: str
+    parsed: ParsedNote
+
+
+def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
+    """Open the store's database; ``readonly`` never creates or writes anything."""
+    try:
+        if readonly:
+            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None)
+        else:
+            conn = sqlite3.connect(path, isolation_level=None, timeout=30)
+        conn.execute("PRAGMA busy_timeout = 5000")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if not readonly:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path}: cannot open the store ({exc}); 'kb ingest --rebuild' "
+                         "recreates it from the notes") from exc
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+class Store:
+    """All SQL on note data lives in this class."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path | None = None) -> None:
+        self.conn = conn
+        self.path = path
+
+    # -- opening and migrating ---------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: Path, create: bool = True) -> Store:
+        """Open (and with ``create``, create or migrate) the store at ``path``."""
+        if not create:
+            if not path.exists():
+                raise StoreError(f"no store at {path} yet: run 'kb ingest' first")
+            store = cls(connect(path, readonly=True), path)
+            store.check_version()
+            return store
+        path.parent.mkdir(parents=True, exist_ok=True)
+        store = cls(connect(path), path)
+        store.migrate()
+        return store
+
+    @classmethod
+    def memory(cls) -> Store:
+        conn = sqlite3.connect(":memory:", isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA foreign_keys = ON")
+        store = cls(conn)
+        store.migrate()
+        return store
+
+    @property
+    def version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def check_version(self) -> None:
+        if self.version > SCHEMA_VERSION:
+            raise StoreError(
+                f"the store was written by a newer kb (schema {self.version}); upgrade kb"
+            )
+        if self.version < SCHEMA_VERSION:
+            raise StoreError("the store is from an older kb: run 'kb ingest' to upgrade it")
+
+    def migrate(self) -> None:
+        """Bring the schema to SCHEMA_VERSION, each step in one transaction."""
+        current = self.version
+        if current > SCHEMA_VERSION:
+            self.check_version()
+        for version in range(current + 1, SCHEMA_VERSION + 1):
+            with self.transaction():
+                for statement in _statements(MIGRATIONS[version]):
+                    self.conn.execute(statement)
+                self.conn.execute(f"PRAGMA user_version = {version}")
+
+    def close(self) -> None:
+        self.conn.close()
+
+    # -- transactions ---------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction, taken at once (``BEGIN IMMEDIATE``), rolled back on any error."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- generation ---------------------------------------------------------------
+
+    @property
+    def generation(self) -> int:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0])
+
+    def next_generation(self) -> int:
+        generation = self.generation + 1
+        self.set_meta("generation", str(generation))
+        return generation
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    # -- what is stored -------------------------------------------------------------
+
+    def file_stamps(self, prefix: str = "") -> dict[str, FileStamp]:
+        """Stamps of stored notes and skipped files whose path starts with ``prefix``."""
+        pattern = _like_prefix(prefix)
+        stamps = {
+            row[0]: FileStamp(row[1], row[2], row[3], row[4])
+            for row in self.conn.execute(
+                "SELECT path, id, size, mtime_ns, hash FROM notes WHERE path LIKE ? ESCAPE '\\'",
+                (pattern,),
+            )
+        }
+        for row in self.conn.execute(
+            "SELECT path, size, mtime_ns FROM skipped_files WHERE path LIKE ? ESCAPE '\\'",
+            (pattern,),
+        ):
+            stamps.setdefault(row[0], FileStamp(None, row[1], row[2], ""))
+        return stamps
+
+    def count_notes(self, root: str | None = None) -> int:
+        if root is None:
+            return int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+        return int(
+            self.conn.execute("SELECT count(*) FROM notes WHERE root = ?", (root,)).fetchone()[0]
+        )
+
+    def note(self, path: str) -> sqlite3.Row | None:
+        return self.conn.execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchone()
+
+    def notes(self) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT id, path, title, date, draft, word_count FROM notes ORDER BY path"
+        ).fetchall()
+
+    def terms(self, kind: str, note_id: int) -> list[str]:
+        table = _term_table(kind)
+        return [
+            row[0]
+            for row in self.conn.execute(
+                f"SELECT t.name FROM {table} t JOIN note_{table} nt ON nt.{table}_id = t.id "
+                f"WHERE nt.note_id = ? ORDER BY t.name",
+                (note_id,),
+            )
+        ]
+
+    def term_counts(self, kind: str) -> list[tuple[str, int]]:
+        table = _term_table(kind)
+        return [
+            (row[0], row[1])
+            for row in self.conn.execute(
+                f"SELECT t.name, count(nt.note_id) FROM {table} t "
+                f"JOIN note_{table} nt ON nt.{table}_id = t.id GROUP BY t.id ORDER BY t.name"
+            )
+        ]
+
+    def aliases(self, note_id: int) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT alias, kind FROM aliases WHERE note_id = ? ORDER BY rowid", (note_id,)
+        ).fetchall()
+
+    def headings(self, note_id: int) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT level, text, slug, line FROM headings WHERE note_id = ? ORDER BY position",
+            (note_id,),
+        ).fetchall()
+
+    def links_from(self, note_id: int) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT * FROM links WHERE source_id = ? ORDER BY line, id", (note_id,)
+        ).fetchall()
+
+    def problems(self, path: str | None = None) -> list[sqlite3.Row]:
+        if path is None:
+            return self.conn.execute(
+                "SELECT path, kind, message, line FROM problems ORDER BY path, line"
+            ).fetchall()
+        return self.conn.execute(
+            "SELECT path, kind, message, line FROM problems WHERE path = ? ORDER BY line",
+            (path,),
+        ).fetchall()
+
+    def changes_since(self, generation: int) -> tuple[list[int], list[int]]:
+        """Note ids changed and note ids removed after ``generation``: how an index catches up."""
+        changed = [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT id FROM notes WHERE generation > ? ORDER BY id", (generation,)
+            )
+        ]
+        removed = [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT note_id FROM tombstones WHERE generation > ? ORDER BY note_id",
+                (generation,),
+            )
+        ]
+        return changed, removed
+
+    # -- writes (inside transaction()) ---------------------------------------------------
+
+    def write_notes(self, records: list[NoteRecord], generation: int) -> None:
+        """Insert or replace notes by path, with their tags, aliases, headings and links."""
+        if not records:
+            return
+        import sqlite_utils
+
+        db = sqlite_utils.Database(self.conn)
+        ids = self._upsert_note_rows(records, generation)
+        self._delete_children(ids)
+        for kind in TERM_KINDS:
+            self._write_terms(kind, records, ids)
+        db["aliases"].insert_all(
+            {"note_id": note_id, "alias": alias, "kind": kind}
+            for record, note_id in zip(records, ids, strict=True)
+            for kind, values in (("name", record.parsed.name_aliases),
+                                 ("url", record.parsed.url_aliases))
+            for alias in values
+        )
+        db["headings"].insert_all(
+            {"note_id": note_id, "position": position, "level": h.level, "text": h.text,
+             "slug": h.slug, "line": h.line}
+            for record, note_id in zip(records, ids, strict=True)
+            for position, h in enumerate(record.parsed.headings)
+        )
+        db["links"].insert_all(
+            {"source_id": note_id, "target": link.target, "anchor": link.anchor,
+             "kind": link.kind, "rel": link.rel, "text": link.text, "line": link.line,
+             "target_id": None}
+            for record, note_id in zip(records, ids, strict=True)
+            for link in record.parsed.links
+        )
+        for record in records:
+            self.replace_problems(record.path, record.parsed.problems)
+        self.conn.executemany(
+            "DELETE FROM skipped_files WHERE path = ?", [(r.path,) for r in records]
+        )
+
+    def _upsert_note_rows(self, records: list[NoteRecord], generation: int) -> list[int]:
+        ids = []
+        for record in records:
+            note = record.parsed
+            values = {
+                "path": record.path, "root": record.root, "rel": record.rel,
+                "title": note.title, "date": note.date, "draft": int(note.draft),
+                "slug": note.slug, "hash": record.hash, "mtime_ns": record.mtime_ns,
+                "size": record.size, "encoding": record.encoding,
+                "word_count": note.word_count, "summary": note.summary, "text": note.text,
+                "code": note.code,
+                "front_matter": json.dumps(note.front_matter, ensure_ascii=False),
+                "generation": generation,
+            }
+            columns = ", ".join(values)
+            placeholders = ", ".join(f":{c}" for c in values)
+            updates = ", ".join(f"{c} = excluded.{c}" for c in values if c != "path")
+            row = self.conn.execute(
+                f"INSERT INTO notes ({columns}) VALUES ({placeholders}) "
+                f"ON CONFLICT(path) DO UPDATE SET {updates} RETURNING id",
+                values,
+            ).fetchone()
+            ids.append(int(row[0]))
+        return ids
+
+    def _delete_children(self, ids: list[int]) -> None:
+        params = [(i,) for i in ids]
+        for table in ("note_tags", "note_series", "note_categories", "aliases", "headings"):
+            self.conn.executemany(f"DELETE FROM {table} WHERE note_id = ?", params)
+        self.conn.executemany("DELETE FROM links WHERE source_id = ?", params)
+
+    def _write_terms(self, kind: str, records: list[NoteRecord], ids: list[int]) -> None:
+        table = _term_table(kind)
+        per_note = [(note_id, getattr(r.parsed, kind)) for r, note_id in zip(records, ids,
+                                                                              strict=True)]
+        names = {name for _, values in per_note for name in values}
+        if not names:
+            return
+        self.conn.executemany(
+            f"INSERT OR IGNORE INTO {table}(name) VALUES (?)", [(n,) for n in names]
+        )
+        term_ids = {}
+        for name in names:
+            row = self.conn.execute(f"SELECT id FROM {table} WHERE name = ?", (name,)).fetchone()
+            term_ids[name] = row[0]
+        self.conn.executemany(
+            f"INSERT OR IGNORE INTO note_{table}(note_id, {table}_id) VALUES (?, ?)",
+            [(note_id, term_ids[name]) for note_id, values in per_note for name in values],
+        )
+
+    def touch(self, path: str, size: int, mtime_ns: int) -> None:
+        """The file's stamp changed but its content did not."""
+        self.conn.execute(
+            "UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
+        )
+
+    def move_note(self, note_id: int, path: str, root: str, rel: str, size: int,
+                  mtime_ns: int, generation: int) -> str:
+        """A renamed file: same note, new path. Returns the old path."""
+        old = self.conn.execute("SELECT path FROM notes WHERE id = ?", (note_id,)).fetchone()[0]
+        self.conn.execute(
+            "UPDATE notes SET path = ?, root = ?, rel = ?, size = ?, mtime_ns = ?, "
+            "generation = ? WHERE id = ?",
+            (path, root, rel, size, mtime_ns, generation, note_id),
+        )
+        self.conn.execute("UPDATE problems SET path = ? WHERE path = ?", (path, old))
+        return old
+
+    def remove_notes(self, paths: Iterable[str], generation: int) -> int:
+        """Delete notes by path, leaving tombstones so derived indexes can follow."""
+        removed = 0
+        for path in paths:
+            row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+            self.conn.execute("DELETE FROM problems WHERE path = ?", (path,))
+            self.conn.execute("DELETE FROM skipped_files WHERE path = ?", (path,))
+            if row is None:
+                continue
+            self.conn.execute(
+                "INSERT OR REPLACE INTO tombstones(note_id, path, generation) VALUES (?, ?, ?)",
+                (row[0], path, generation),
+            )
+            self.conn.execute("DELETE FROM notes WHERE id = ?", (row[0],))
+            removed += 1
+        return removed
+
+    def mark_skipped(self, path: str, size: int, mtime_ns: int, problems: list[Problem]) -> bool:
+        """Remember a file that is not a note. Returns True if it was a note until now."""
+        was_note = self.conn.execute("SELECT 1 FROM notes WHERE path = ?", (path,)).fetchone()
+        self.conn.execute(
+            "INSERT OR REPLACE INTO skipped_files(path, size, mtime_ns) VALUES (?, ?, ?)",
+            (path, size, mtime_ns),
+        )
+        self.replace_problems(path, problems)
+        return was_note is not None
+
+    def replace_problems(self, path: str, problems: Iterable[Problem]) -> None:
+        self.conn.execute("DELETE FROM problems WHERE path = ?", (path,))
+        self.conn.executemany(
+            "INSERT INTO problems(path, kind, message, line) VALUES (?, ?, ?, ?)",
+            [(path, p.kind, p.message, p.line) for p in problems],
+        )
+
+    def clear(self) -> None:
+        """Forget every note (for ``--rebuild``); the generation keeps counting up."""
+        generation = self.next_generation()
+        self.conn.execute(
+            "INSERT OR REPLACE INTO tombstones(note_id, path, generation) "
+            "SELECT id, path, ? FROM notes", (generation,)
+        )
+        for table in ("links", "headings", "aliases", "note_tags", "note_series",
+                      "note_categories", "tags", "series", "categories", "problems",
+                      "skipped_files"):
+            self.conn.execute(f"DELETE FROM {table}")
+        self.conn.execute("DELETE FROM notes")
+
+
+def _term_table(kind: str) -> str:
+    if kind not in TERM_KINDS:
+        raise ValueError(f"unknown term kind {kind!r}")
+    return kind
+
+
+def _like_prefix(prefix: str) -> str:
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return escaped + "%"
+
+
+def _statements(script: str) -> list[str]:
+    """Split a schema script into statements (none of ours holds a ';' inside a string)."""
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+def row_to_dict(row: sqlite3.Row | None) -> dict[str, Any] | None:
+    return dict(row) if row is not None else None

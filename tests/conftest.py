@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from kb.knowledge_base import KnowledgeBase
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE_NOTES = REPO / "notes"
+SHARED_CORPORA = REPO.parent / "shared" / "corpora"
+
+
+@pytest.fixture(autouse=True)
+def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory,
+                       monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Keep the user's real config, data and default knowledge base out of every test."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.delenv("KB_HOME", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    return home
+
+
+NoteFiles = dict[str, str | bytes]
+
+
+@pytest.fixture
+def make_kb(tmp_path: Path) -> Callable[..., KnowledgeBase]:
+    """A knowledge base in tmp_path with the given notes (path -> text or bytes)."""
+
+    def make(notes: NoteFiles | None = None, config: str = "roots: [notes]\n") -> KnowledgeBase:
+        (tmp_path / "kb.yaml").write_text(config, encoding="utf-8")
+        (tmp_path / "notes").mkdir(exist_ok=True)
+        write_notes(tmp_path / "notes", notes or {})
+        return KnowledgeBase.open(tmp_path)
+
+    return make
+
+
+def write_notes(root: Path, notes: NoteFiles) -> None:
+    for rel, content in notes.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
