@@ -54,9 +54,13 @@ def _open(ctx: click.Context) -> KnowledgeBase:
 
 
 @click.group(cls=KbGroup, invoke_without_command=True)
-@click.option("--kb", "kb_dir", type=click.Path(file_okay=False, path_type=Path),
-              help="Knowledge base folder (default: KB_HOME, then the nearest folder with "
-                   "kb.yaml or index/, then ./notes, then the default in your user config).")
+@click.option(
+    "--kb",
+    "kb_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Knowledge base folder (default: KB_HOME, then the nearest folder with "
+    "kb.yaml or index/, then ./notes, then the default in your user config).",
+)
 @click.version_option(__version__, prog_name="kb")
 @click.pass_context
 def cli(ctx: click.Context, kb_dir: Path | None) -> None:
@@ -72,8 +76,12 @@ def cli(ctx: click.Context, kb_dir: Path | None) -> None:
 
 @cli.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=".")
-@click.option("--default", "make_default", is_flag=True,
-              help="Also make it the default knowledge base, used from any folder.")
+@click.option(
+    "--default",
+    "make_default",
+    is_flag=True,
+    help="Also make it the default knowledge base, used from any folder.",
+)
 def init(directory: Path, make_default: bool) -> None:
     """Create a knowledge base in DIRECTORY: kb.yaml, notes/ and index/."""
     from kb.config import CONFIG_NAME, INDEX_DIR
@@ -96,13 +104,24 @@ def init(directory: Path, make_default: bool) -> None:
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--rebuild", is_flag=True, help="Forget the store and ingest everything again.")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts as a JSON object.")
-@click.option("-v", "--verbose", is_flag=True, help="List every added, updated, moved and "
-                                                    "removed note.")
-@click.option("--wait", type=float, default=None,
-              help="Seconds to wait for another ingest to finish (default: 5).")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="List every added, updated, moved and removed note."
+)
+@click.option(
+    "--wait",
+    type=float,
+    default=None,
+    help="Seconds to wait for another ingest to finish (default: 5).",
+)
 @click.pass_context
-def ingest(ctx: click.Context, paths: tuple[Path, ...], rebuild: bool, as_json: bool,
-           verbose: bool, wait: float | None) -> None:
+def ingest(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    rebuild: bool,
+    as_json: bool,
+    verbose: bool,
+    wait: float | None,
+) -> None:
     """Read notes into the store: all notes roots, or only PATHS (files or folders).
 
     Unchanged files are skipped; renamed files are moved, not re-added. Exit codes: 0 the
@@ -113,8 +132,7 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], rebuild: bool, as_json: 
         raise click.UsageError("--rebuild works on the whole knowledge base; drop the PATHS")
     kb = _open(ctx)
     with _progress_reporter(enabled=not as_json) as progress:
-        stats = kb.ingest(list(paths) or None, rebuild=rebuild, progress=progress,
-                          lock_wait=wait)
+        stats = kb.ingest(list(paths) or None, rebuild=rebuild, progress=progress, lock_wait=wait)
     _show_problems(stats)
     if as_json:
         click.echo(json.dumps(stats.counts()))
@@ -127,8 +145,10 @@ def ingest(ctx: click.Context, paths: tuple[Path, ...], rebuild: bool, as_json: 
 
 def _summary(stats: IngestStats) -> str:
     counts = stats.counts()
-    parts = [f"{key} {counts[key]}" for key in
-             ("added", "updated", "moved", "removed", "unchanged", "warnings")]
+    parts = [
+        f"{key} {counts[key]}"
+        for key in ("added", "updated", "moved", "removed", "unchanged", "warnings")
+    ]
     return ", ".join(parts) + f" in {stats.seconds:.2f} s"
 
 
@@ -143,7 +163,7 @@ def _show_problems(stats: IngestStats) -> None:
         click.echo(f"warning: … and {hidden} more", err=True)
 
 
-class _progress_reporter:  # noqa: N801 - used as a context manager, reads like a function
+class _progress_reporter:
     """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
 
     def __init__(self, enabled: bool) -> None:
@@ -157,8 +177,13 @@ class _progress_reporter:  # noqa: N801 - used as a context manager, reads like 
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-        self.bar = Progress(TextColumn("ingesting"), BarColumn(), MofNCompleteColumn(),
-                            console=Console(stderr=True), transient=True)
+        self.bar = Progress(
+            TextColumn("ingesting"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        )
         self.bar.start()
         return self.update
 

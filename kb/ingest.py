@@ -86,31 +86,47 @@ def load_file(job: LoadJob) -> LoadResult:
         return LoadResult(file, "vanished")
     except OSError as exc:
         message = f"cannot read: {exc.strerror or exc}"
-        return LoadResult(file, "skipped", size=file.size, mtime_ns=file.mtime_ns,
-                          problems=[Problem("unreadable", message)])
+        return LoadResult(
+            file,
+            "skipped",
+            size=file.size,
+            mtime_ns=file.mtime_ns,
+            problems=[Problem("unreadable", message)],
+        )
     size, mtime_ns = info.st_size, info.st_mtime_ns
     if size > job.max_size:
-        message = (f"file is {size / 1048576:.1f} MB, over max_file_size "
-                   f"({job.max_size / 1048576:.1f} MB); skipped")
-        return LoadResult(file, "skipped", size=size, mtime_ns=mtime_ns,
-                          problems=[Problem("too-large", message)])
+        message = (
+            f"file is {size / 1048576:.1f} MB, over max_file_size "
+            f"({job.max_size / 1048576:.1f} MB); skipped"
+        )
+        return LoadResult(
+            file, "skipped", size=size, mtime_ns=mtime_ns, problems=[Problem("too-large", message)]
+        )
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     if digest == job.known_hash:
         return LoadResult(file, "same", digest, size, mtime_ns)
     try:
         decoded = decode_note(data)
     except BinaryFile as exc:
-        return LoadResult(file, "skipped", digest, size, mtime_ns,
-                          problems=[Problem("binary", str(exc))])
+        return LoadResult(
+            file, "skipped", digest, size, mtime_ns, problems=[Problem("binary", str(exc))]
+        )
     try:
         parsed = parse_note(file.rel, decoded.text, job.typed_link_keys)
-    except Exception as exc:  # noqa: BLE001 - one odd file must not stop the run
-        return LoadResult(file, "skipped", digest, size, mtime_ns,
-                          problems=[Problem("parse-error", f"cannot parse: {exc!r}")])
+    except Exception as exc:
+        return LoadResult(
+            file,
+            "skipped",
+            digest,
+            size,
+            mtime_ns,
+            problems=[Problem("parse-error", f"cannot parse: {exc!r}")],
+        )
     if decoded.warning:
         parsed.problems.insert(0, Problem("encoding", decoded.warning))
-    record = NoteRecord(file.path, file.root, file.rel, digest, mtime_ns, size,
-                        decoded.encoding, parsed)
+    record = NoteRecord(
+        file.path, file.root, file.rel, digest, mtime_ns, size, decoded.encoding, parsed
+    )
     return LoadResult(file, "parsed", digest, size, mtime_ns, record, list(parsed.problems))
 
 
@@ -268,8 +284,14 @@ class Ingester:
                 if stamp.note_id:
                     self.stats.unchanged += 1
                 continue
-            jobs.append(LoadJob(file, stamp.hash if stamp else "", self.config.max_file_size,
-                                self.config.typed_link_keys))
+            jobs.append(
+                LoadJob(
+                    file,
+                    stamp.hash if stamp else "",
+                    self.config.max_file_size,
+                    self.config.typed_link_keys,
+                )
+            )
         return jobs
 
     # -- applying -------------------------------------------------------------------
@@ -279,8 +301,7 @@ class Ingester:
             self.generation = self.store.next_generation()
         return self.generation
 
-    def _apply(self, jobs: list[LoadJob], stamps: dict[str, FileStamp],
-               removed: list[str]) -> None:
+    def _apply(self, jobs: list[LoadJob], stamps: dict[str, FileStamp], removed: list[str]) -> None:
         removed_set = set(removed)
         removed_by_hash: dict[str, list[str]] = {}
         for path in removed:
@@ -300,9 +321,14 @@ class Ingester:
             self.stats.removed += self.store.remove_notes(sorted(removed_set), self._bump())
             self.stats.changes.extend(("removed", p) for p in sorted(removed_set))
 
-    def _apply_one(self, result: LoadResult, stamps: dict[str, FileStamp],
-                   removed: set[str], removed_by_hash: dict[str, list[str]],
-                   batch: list[NoteRecord]) -> None:
+    def _apply_one(
+        self,
+        result: LoadResult,
+        stamps: dict[str, FileStamp],
+        removed: set[str],
+        removed_by_hash: dict[str, list[str]],
+        batch: list[NoteRecord],
+    ) -> None:
         path = result.file.path
         stamp = stamps.get(path)
         was_note = bool(stamp and stamp.note_id)
@@ -326,8 +352,15 @@ class Ingester:
             if moved_from is not None:
                 removed.discard(moved_from)
                 file = result.file
-                self.store.move_note(stamps[moved_from].note_id or 0, path, file.root,
-                                     file.rel, result.size, result.mtime_ns, self._bump())
+                self.store.move_note(
+                    stamps[moved_from].note_id or 0,
+                    path,
+                    file.root,
+                    file.rel,
+                    result.size,
+                    result.mtime_ns,
+                    self._bump(),
+                )
                 self.stats.moved += 1
                 self.stats.changes.append(("moved", f"{moved_from} -> {path}"))
             elif was_note:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from kb.config import Config, load_config
-from kb.ingest import IngestStats, Ingester, ProgressCallback, ingest_lock
+from kb.ingest import Ingester, IngestStats, ProgressCallback, ingest_lock
 from kb.locations import find_knowledge_base
 from kb.store import Store
 

@@ -94,9 +94,15 @@ def _walk(
             is_link = entry.is_symlink()
             if is_link and not _link_allowed(entry, root_real, config):
                 if entry.is_dir() or is_note_name(entry.name):
-                    _problem(result, root, config, rel, "symlink",
-                             "symlink points outside the notes root; not followed "
-                             "(set follow_external_symlinks: true to follow)")
+                    _problem(
+                        result,
+                        root,
+                        config,
+                        rel,
+                        "symlink",
+                        "symlink points outside the notes root; not followed "
+                        "(set follow_external_symlinks: true to follow)",
+                    )
                 continue
             try:
                 if entry.is_dir():
@@ -126,8 +132,7 @@ def _add_file(
             return
         seen_files.add(key)
     path = note_path(root, rel, config)
-    result.files[path] = NoteFile(path, root.name, rel, abs_path, info.st_size,
-                                  info.st_mtime_ns)
+    result.files[path] = NoteFile(path, root.name, rel, abs_path, info.st_size, info.st_mtime_ns)
 
 
 def _excluded(name: str, rel: str, config: Config, top_level: bool) -> bool:
@@ -135,8 +140,10 @@ def _excluded(name: str, rel: str, config: Config, top_level: bool) -> bool:
         return True
     if top_level and name in HUGO_EXCLUDED:
         return True
-    return any(fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern)
-               for pattern in config.exclude)
+    return any(
+        fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern)
+        for pattern in config.exclude
+    )
 
 
 def _link_allowed(entry: os.DirEntry, root_real: Path, config: Config) -> bool:
@@ -150,7 +157,8 @@ def _rel(root: Path, path: Path) -> str:
     return path.relative_to(root).as_posix() if path != root else ""
 
 
-def _problem(result: ScanResult, root: NotesRoot, config: Config, rel: str, kind: str,
-             message: str) -> None:
+def _problem(
+    result: ScanResult, root: NotesRoot, config: Config, rel: str, kind: str, message: str
+) -> None:
     path = note_path(root, rel, config) if rel else root.name
     result.problems.setdefault(path, []).append(Problem(kind, message))

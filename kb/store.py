@@ -158,8 +158,10 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise StoreError(f"{path}: cannot open the store ({exc}); 'kb ingest --rebuild' "
-                         "recreates it from the notes") from exc
+        raise StoreError(
+            f"{path}: cannot open the store ({exc}); 'kb ingest --rebuild' "
+            "recreates it from the notes"
+        ) from exc
     conn.row_factory = sqlite3.Row
     return conn
 
@@ -372,20 +374,35 @@ class Store:
         db["aliases"].insert_all(
             {"note_id": note_id, "alias": alias, "kind": kind}
             for record, note_id in zip(records, ids, strict=True)
-            for kind, values in (("name", record.parsed.name_aliases),
-                                 ("url", record.parsed.url_aliases))
+            for kind, values in (
+                ("name", record.parsed.name_aliases),
+                ("url", record.parsed.url_aliases),
+            )
             for alias in values
         )
         db["headings"].insert_all(
-            {"note_id": note_id, "position": position, "level": h.level, "text": h.text,
-             "slug": h.slug, "line": h.line}
+            {
+                "note_id": note_id,
+                "position": position,
+                "level": h.level,
+                "text": h.text,
+                "slug": h.slug,
+                "line": h.line,
+            }
             for record, note_id in zip(records, ids, strict=True)
             for position, h in enumerate(record.parsed.headings)
         )
         db["links"].insert_all(
-            {"source_id": note_id, "target": link.target, "anchor": link.anchor,
-             "kind": link.kind, "rel": link.rel, "text": link.text, "line": link.line,
-             "target_id": None}
+            {
+                "source_id": note_id,
+                "target": link.target,
+                "anchor": link.anchor,
+                "kind": link.kind,
+                "rel": link.rel,
+                "text": link.text,
+                "line": link.line,
+                "target_id": None,
+            }
             for record, note_id in zip(records, ids, strict=True)
             for link in record.parsed.links
         )
@@ -400,11 +417,20 @@ class Store:
         for record in records:
             note = record.parsed
             values = {
-                "path": record.path, "root": record.root, "rel": record.rel,
-                "title": note.title, "date": note.date, "draft": int(note.draft),
-                "slug": note.slug, "hash": record.hash, "mtime_ns": record.mtime_ns,
-                "size": record.size, "encoding": record.encoding,
-                "word_count": note.word_count, "summary": note.summary, "text": note.text,
+                "path": record.path,
+                "root": record.root,
+                "rel": record.rel,
+                "title": note.title,
+                "date": note.date,
+                "draft": int(note.draft),
+                "slug": note.slug,
+                "hash": record.hash,
+                "mtime_ns": record.mtime_ns,
+                "size": record.size,
+                "encoding": record.encoding,
+                "word_count": note.word_count,
+                "summary": note.summary,
+                "text": note.text,
                 "code": note.code,
                 "front_matter": json.dumps(note.front_matter, ensure_ascii=False),
                 "generation": generation,
@@ -428,8 +454,9 @@ class Store:
 
     def _write_terms(self, kind: str, records: list[NoteRecord], ids: list[int]) -> None:
         table = _term_table(kind)
-        per_note = [(note_id, getattr(r.parsed, kind)) for r, note_id in zip(records, ids,
-                                                                              strict=True)]
+        per_note = [
+            (note_id, getattr(r.parsed, kind)) for r, note_id in zip(records, ids, strict=True)
+        ]
         names = {name for _, values in per_note for name in values}
         if not names:
             return
@@ -451,8 +478,16 @@ class Store:
             "UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
         )
 
-    def move_note(self, note_id: int, path: str, root: str, rel: str, size: int,
-                  mtime_ns: int, generation: int) -> str:
+    def move_note(
+        self,
+        note_id: int,
+        path: str,
+        root: str,
+        rel: str,
+        size: int,
+        mtime_ns: int,
+        generation: int,
+    ) -> str:
         """A renamed file: same note, new path. Returns the old path."""
         old = self.conn.execute("SELECT path FROM notes WHERE id = ?", (note_id,)).fetchone()[0]
         self.conn.execute(
@@ -502,11 +537,22 @@ class Store:
         generation = self.next_generation()
         self.conn.execute(
             "INSERT OR REPLACE INTO tombstones(note_id, path, generation) "
-            "SELECT id, path, ? FROM notes", (generation,)
+            "SELECT id, path, ? FROM notes",
+            (generation,),
         )
-        for table in ("links", "headings", "aliases", "note_tags", "note_series",
-                      "note_categories", "tags", "series", "categories", "problems",
-                      "skipped_files"):
+        for table in (
+            "links",
+            "headings",
+            "aliases",
+            "note_tags",
+            "note_series",
+            "note_categories",
+            "tags",
+            "series",
+            "categories",
+            "problems",
+            "skipped_files",
+        ):
             self.conn.execute(f"DELETE FROM {table}")
         self.conn.execute("DELETE FROM notes")
 

@@ -9,8 +9,9 @@ from kb.text import slugify, split_list, strip_controls, word_count
 
 
 def links(text: str, path: str = "a.md") -> list[tuple[str, str, str, int]]:
-    return [(link.kind, link.target, link.anchor, link.line)
-            for link in parse_note(path, text).links]
+    return [
+        (link.kind, link.target, link.anchor, link.line) for link in parse_note(path, text).links
+    ]
 
 
 @pytest.mark.parametrize(
@@ -36,7 +37,7 @@ def links(text: str, path: str = "a.md") -> list[tuple[str, str, str, int]]:
         ('{{< relref "p.md#sec" >}}', [("hugo-ref", "p.md", "sec", 1)]),
         ('[这篇]({{< ref "posts/moe.md" >}})', [("hugo-ref", "posts/moe.md", "", 1)]),
         ("[FSDP][f]\n\n[f]: fsdp/index.md", [("markdown", "fsdp/index.md", "", 1)]),
-        ("text\n\n[todo]: dev/todo.md \"Todo\"", [("reference", "dev/todo.md", "", 3)]),
+        ('text\n\n[todo]: dev/todo.md "Todo"', [("reference", "dev/todo.md", "", 3)]),
         ("line one\nline two [t](b.md)", [("markdown", "b.md", "", 2)]),
         # look-alikes in code are not links
         ("```bash\nif [[ -f x ]]; then\n```", []),
@@ -54,7 +55,7 @@ def test_link_lines_count_front_matter() -> None:
 
 
 def test_typed_links_from_front_matter() -> None:
-    note = parse_note("a.md", "---\ntitle: T\nuses: [\"Redis 学习笔记\"]\nlecture: l3.md\n---\n")
+    note = parse_note("a.md", '---\ntitle: T\nuses: ["Redis 学习笔记"]\nlecture: l3.md\n---\n')
     typed = [(link.rel, link.target, link.line) for link in note.links]
     assert typed == [("uses", "Redis 学习笔记", 3), ("lecture", "l3.md", 4)]
 
@@ -92,7 +93,7 @@ def test_tags(text: str, expected: list[str]) -> None:
         ("bazel/README.md", "text", "bazel"),
         ("my-note.md", "## only h2", "my-note"),
         ("a.md", "---\ntitle: 42\n---\n", "42"),
-        ("a.md", "---\ntitle: \"bad\\u001b[31m\\nred\"\n---\n", "bad[31m red"),
+        ("a.md", '---\ntitle: "bad\\u001b[31m\\nred"\n---\n', "bad[31m red"),
     ],
 )
 def test_title(path: str, text: str, expected: str) -> None:
@@ -127,7 +128,7 @@ def test_metadata_keys() -> None:
     text = (
         "---\ntitle: T\ncategories: [GPU]\nseries: [CS336]\nkeywords: a, b\ndraft: true\n"
         "slug: flops-vs-latency\n"
-        "aliases: [\"Redis 数据结构\", redis-notes, /old/posts/roofline.html, /2023/05/roof/, "
+        'aliases: ["Redis 数据结构", redis-notes, /old/posts/roofline.html, /2023/05/roof/, '
         "https://old.example.com/x]\n---\n"
     )
     note = parse_note("a.md", text)
@@ -137,8 +138,11 @@ def test_metadata_keys() -> None:
     assert note.draft is True
     assert note.slug == "flops-vs-latency"
     assert note.name_aliases == ["Redis 数据结构", "redis-notes"]
-    assert note.url_aliases == ["/old/posts/roofline.html", "/2023/05/roof/",
-                                "https://old.example.com/x"]
+    assert note.url_aliases == [
+        "/old/posts/roofline.html",
+        "/2023/05/roof/",
+        "https://old.example.com/x",
+    ]
 
 
 def test_headings_have_slugs_and_lines() -> None:
@@ -201,8 +205,13 @@ def test_strip_controls_keeps_newlines() -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("2024-03-10", "2024-03-10"), ("2024-03-10T01:02:03Z", "2024-03-10T01:02:03+00:00"),
-     ("2024.3.1", "2024-03-01"), ("yesterday", None), ("2024-02-30", None)],
+    [
+        ("2024-03-10", "2024-03-10"),
+        ("2024-03-10T01:02:03Z", "2024-03-10T01:02:03+00:00"),
+        ("2024.3.1", "2024-03-01"),
+        ("yesterday", None),
+        ("2024-02-30", None),
+    ],
 )
 def test_normalise_date(value: str, expected: str | None) -> None:
     assert normalise_date(value) == expected

@@ -26,12 +26,10 @@ class _AliasRefused(yaml.YAMLError):
 class _NoAliasLoader(yaml.SafeLoader):
     """SafeLoader that refuses aliases, so a few hundred bytes can never expand to megabytes."""
 
-    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]  # noqa: ANN001
+    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
-            raise _AliasRefused(
-                f"YAML aliases are not allowed (line {event.start_mark.line + 1})"
-            )
+            raise _AliasRefused(f"YAML aliases are not allowed (line {event.start_mark.line + 1})")
         return super().compose_node(parent, index)
 
 
@@ -53,16 +51,17 @@ def split_front_matter(text: str) -> FrontMatter:
     if close is None:
         return FrontMatter(
             body=text,
-            problems=[Problem("front-matter", "front matter fence is never closed; read as body", 1)],
+            problems=[
+                Problem("front-matter", "front matter fence is never closed; read as body", 1)
+            ],
         )
     raw = text[first_newline + 1 : close.start()]
     body_offset = close.end() + 1 if close.end() < len(text) else close.end()
     body_start_line = text.count("\n", 0, body_offset) + 1
     data, problems = (_load_yaml if fmt == "yaml" else _load_toml)(raw)
     if data is not None and not isinstance(data, dict):
-        problems.append(
-            Problem("front-matter", f"front matter is a {_kind_of(data)}, not a mapping; ignored", 1)
-        )
+        message = f"front matter is a {_kind_of(data)}, not a mapping; ignored"
+        problems.append(Problem("front-matter", message, 1))
         data = None
     return FrontMatter(
         data=_json_safe(data) if data else {},
@@ -92,7 +91,7 @@ def _load_yaml(raw: str) -> tuple[Any, list[Problem]]:
 
 def _safe_yaml(raw: str) -> Any:
     loader = _NoAliasLoader if _MAYBE_ALIAS.search(raw) else _FastLoader
-    return yaml.load(raw, Loader=loader)  # noqa: S506 - both loaders are SafeLoader kinds
+    return yaml.load(raw, Loader=loader)
 
 
 def _yaml_message(exc: yaml.YAMLError) -> str:

@@ -16,7 +16,9 @@ from kb.text import one_line, split_list, word_count
 DEFAULT_TYPED_LINK_KEYS = ("related", "see_also", "uses", "lecture", "project")
 _INDEX_STEMS = frozenset({"index", "_index", "readme"})
 _DATED_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[-_ .]|$)")
-_LOOSE_DATE = re.compile(r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?")
+_LOOSE_DATE = re.compile(
+    r"^(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2}))?)?"
+)
 _TRUE = frozenset({"true", "yes", "on", "1"})
 
 
