@@ -18,6 +18,7 @@ from kb.errors import KbError
 if TYPE_CHECKING:
     from kb.ingest import IngestStats
     from kb.knowledge_base import KnowledgeBase
+    from kb.search import SearchHit
 
 EXIT_INTERRUPTED = 130
 _MAX_WARNINGS_SHOWN = 20
@@ -141,6 +142,84 @@ def ingest(
         for action, path in stats.changes:
             click.echo(f"{action:8} {path}")
     click.echo(_summary(stats))
+
+
+@cli.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1, 1000),
+    default=20,
+    show_default=True,
+    help="Show at most this many notes.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the hits as a JSON list.")
+@click.option(
+    "--paths",
+    "as_paths",
+    is_flag=True,
+    help="Print only the note files, one per line, relative to this folder.",
+)
+@click.pass_context
+def search(
+    ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool, as_paths: bool
+) -> None:
+    """Search notes. Words are ANDed; see the README for OR, -word, "phrases", prefix*,
+    tag:, title:, path:, series:, category:, date: and draft:.
+
+    Exit codes: 0 found notes, 1 nothing matched (or no store yet), 2 bad query.
+    """
+    kb = _open(ctx)
+    results = kb.search(" ".join(query), limit=limit)
+    if results.warning:
+        click.echo(f"kb: warning: {results.warning}", err=True)
+    if as_json:
+        click.echo(results.to_json())
+    elif as_paths:
+        import os
+
+        for hit in results.hits:
+            click.echo(os.path.relpath(kb.note_file(hit.root, hit.rel)))
+    else:
+        _print_hits(results.hits)
+    if not results.hits:
+        hint = f" (did you mean: {results.suggestion}?)" if results.suggestion else ""
+        click.echo(f"kb: no notes match {' '.join(query)!r}{hint}", err=True)
+        ctx.exit(1)
+
+
+def _print_hits(hits: list[SearchHit]) -> None:
+    import os
+
+    from kb.text import one_line
+
+    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    for hit in hits:
+        title = _highlight(hit.title, hit.title_highlights, color, bold=True)
+        date = (hit.date or "")[:10]
+        click.echo(f"{title}  {click.style(date, dim=True) if color else date}".rstrip())
+        tags = " ".join(f"#{tag}" for tag in hit.tags)
+        path = one_line(hit.path)
+        click.echo(
+            f"{click.style(path, fg='cyan') if color else path}  "
+            f"{click.style(tags, dim=True) if color else tags}".rstrip()
+        )
+        click.echo(_highlight(hit.snippet, hit.highlights, color))
+        click.echo()
+
+
+def _highlight(text: str, spans: list[tuple[int, int]], color: bool, bold: bool = False) -> str:
+    """Note text with its matches in colour; the text itself is never interpreted."""
+    if not color:
+        return text
+    out, last = [], 0
+    for start, end in spans:
+        out.append(click.style(text[last:start], bold=bold))
+        out.append(click.style(text[start:end], fg="yellow", bold=True))
+        last = end
+    out.append(click.style(text[last:], bold=bold))
+    return "".join(out)
 
 
 def _summary(stats: IngestStats) -> str:

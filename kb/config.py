@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.errors import KbError
-from kb.parse.note import DEFAULT_TYPED_LINK_KEYS
+from kb.models import DEFAULT_TYPED_LINK_KEYS
 
 CONFIG_NAME = "kb.yaml"
 INDEX_DIR = "index"

@@ -17,8 +17,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kb.config import Config, NotesRoot
+from kb.documents import document_of
+from kb.engines import IndexWriter
 from kb.errors import IngestLocked, NotesRootError
-from kb.models import Problem
+from kb.models import ParsedNote, Problem
 from kb.parse.decode import BinaryFile, decode_note
 from kb.parse.note import parse_note
 from kb.scan import NoteFile, ScanResult, is_note_name, note_path, scan_root
@@ -58,6 +60,7 @@ class LoadJob:
     known_hash: str
     max_size: int
     typed_link_keys: tuple[str, ...]
+    with_streams: bool = True
 
 
 @dataclass(slots=True)
@@ -124,10 +127,17 @@ def load_file(job: LoadJob) -> LoadResult:
         )
     if decoded.warning:
         parsed.problems.insert(0, Problem("encoding", decoded.warning))
+    streams = _streams(parsed) if job.with_streams else None
     record = NoteRecord(
-        file.path, file.root, file.rel, digest, mtime_ns, size, decoded.encoding, parsed
+        file.path, file.root, file.rel, digest, mtime_ns, size, decoded.encoding, parsed, streams
     )
     return LoadResult(file, "parsed", digest, size, mtime_ns, record, list(parsed.problems))
+
+
+def _streams(parsed: ParsedNote) -> tuple[str, ...]:
+    from kb.engines.fts5 import document_streams
+
+    return document_streams(document_of(parsed))
 
 
 def _ignore_sigint() -> None:
@@ -196,6 +206,10 @@ class Ingester:
         self.progress = progress
         self.stats = IngestStats()
         self.generation: int | None = None
+        from kb.engines.fts5 import Fts5Writer
+
+        self.index: IndexWriter = Fts5Writer(store.conn)
+        self.index_is_empty = False  # then there is nothing in it to delete
 
     def run(self, targets: Iterable[Path] | None = None, rebuild: bool = False) -> IngestStats:
         started = time.perf_counter()
@@ -213,14 +227,20 @@ class Ingester:
         removed = [p for p, s in stamps.items() if p not in scanned.files and s.note_id]
         gone_skipped = [p for p, s in stamps.items() if p not in scanned.files and not s.note_id]
         with self.store.transaction():
+            self.index_is_empty = self.index.prepare()
             if rebuild:
                 self.store.clear()
+                self.index.clear()
+                self.index_is_empty = True
                 self._bump()
-            self._apply(jobs, stamps, removed)
-            self.store.remove_notes(gone_skipped, self.generation or self.store.generation)
+            indexed = self._apply(jobs, stamps, removed)
+            self._remove(gone_skipped)
             for path, problems in scanned.problems.items():
                 self.store.replace_problems(path, problems)
                 self._warn(path, problems)
+            if self.index_is_empty and not rebuild:
+                self._index_from_store(exclude=indexed)
+            self.index.mark_synced(self.store.generation)
         self.stats.seconds = time.perf_counter() - started
         return self.stats
 
@@ -301,7 +321,38 @@ class Ingester:
             self.generation = self.store.next_generation()
         return self.generation
 
-    def _apply(self, jobs: list[LoadJob], stamps: dict[str, FileStamp], removed: list[str]) -> None:
+    def _write(self, batch: list[NoteRecord]) -> list[int]:
+        """Write a batch of notes to the store and the index; returns their ids."""
+        if not self.index_is_empty:
+            existing = self.store.ids_of(r.path for r in batch).values()
+            self.index.delete(self.store.search_documents(existing))
+        ids = self.store.write_notes(batch, self._bump())
+        for note_id, record in zip(ids, batch, strict=True):
+            self.index.add(note_id, record.streams or _streams(record.parsed))
+        return ids
+
+    def _remove(self, paths: Iterable[str]) -> int:
+        """Remove notes from the index and the store (tombstones record it)."""
+        paths = list(paths)
+        if not paths:
+            return 0
+        if not self.index_is_empty:
+            existing = self.store.ids_of(paths).values()
+            self.index.delete(self.store.search_documents(existing))
+        return self.store.remove_notes(paths, self._bump())
+
+    def _index_from_store(self, exclude: set[int]) -> None:
+        """Fill a new (or re-created) index from the notes already in the store."""
+        from kb.engines.fts5 import document_streams
+
+        missing = [i for i in self.store.all_ids() if i not in exclude]
+        for note_id, document in self.store.search_documents(missing):
+            self.index.add(note_id, document_streams(document))
+
+    def _apply(
+        self, jobs: list[LoadJob], stamps: dict[str, FileStamp], removed: list[str]
+    ) -> set[int]:
+        indexed: set[int] = set()
         removed_set = set(removed)
         removed_by_hash: dict[str, list[str]] = {}
         for path in removed:
@@ -311,15 +362,16 @@ class Ingester:
         for done, result in enumerate(load_files(jobs), start=1):
             self._apply_one(result, stamps, removed_set, removed_by_hash, batch)
             if len(batch) >= _BATCH:
-                self.store.write_notes(batch, self._bump())
+                indexed.update(self._write(batch))
                 batch.clear()
             if self.progress:
                 self.progress(done, total)
         if batch:
-            self.store.write_notes(batch, self._bump())
+            indexed.update(self._write(batch))
         if removed_set:
-            self.stats.removed += self.store.remove_notes(sorted(removed_set), self._bump())
+            self.stats.removed += self._remove(sorted(removed_set))
             self.stats.changes.extend(("removed", p) for p in sorted(removed_set))
+        return indexed
 
     def _apply_one(
         self,
@@ -338,7 +390,7 @@ class Ingester:
         elif result.status == "skipped":
             if was_note:
                 removed.discard(path)
-                self.stats.removed += self.store.remove_notes([path], self._bump())
+                self.stats.removed += self._remove([path])
                 self.stats.changes.append(("removed", path))
             self.store.mark_skipped(path, result.size, result.mtime_ns, result.problems)
             self._warn(path, result.problems)

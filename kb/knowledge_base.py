@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb.config import Config, load_config
-from kb.ingest import Ingester, IngestStats, ProgressCallback, ingest_lock
+from kb.errors import KbError
 from kb.locations import find_knowledge_base
 from kb.store import Store
+
+if TYPE_CHECKING:
+    from kb.engines import SearchEngine
+    from kb.ingest import IngestStats
+    from kb.search import SearchResults
+
+ProgressCallback = Callable[[int, int], None]
 
 
 class KnowledgeBase:
@@ -41,6 +50,8 @@ class KnowledgeBase:
         lock_wait: float | None = None,
     ) -> IngestStats:
         """Bring the store up to date with the notes (all roots, or only ``paths``)."""
+        from kb.ingest import Ingester, ingest_lock
+
         with ingest_lock(self.config, lock_wait):
             store = Store.open(self.config.store_path, create=True)
             try:
@@ -52,6 +63,31 @@ class KnowledgeBase:
     def ingest_file(self, path: Path) -> IngestStats:
         """Refresh one note file (the editing loop calls this after ``$EDITOR`` returns)."""
         return self.ingest([path])
+
+    def engine(self) -> SearchEngine:
+        """The search engine named by the ``engine`` setting."""
+        if self.config.engine == "fts5":
+            from kb.engines.fts5 import Fts5Engine
+
+            return Fts5Engine(self.store.conn)
+        raise KbError(f"unknown search engine {self.config.engine!r} in kb.yaml (known: fts5)")
+
+    def search(self, text: str, limit: int = 20, prefix: bool = False) -> SearchResults:
+        """Search the notes with kb's query language.
+
+        With ``prefix`` (search as you type) an unfinished last word of 3 or more
+        characters counts as a prefix. Raises QuerySyntaxError for bad syntax.
+        """
+        from kb.search import run_search
+
+        return run_search(self.store, self.engine(), text, limit=limit, prefix_last=prefix)
+
+    def note_file(self, root: str, rel: str) -> Path:
+        """The file of a note, from its root's name and its path inside the root."""
+        for notes_root in self.config.roots:
+            if notes_root.name == root:
+                return notes_root.path / rel
+        raise KbError(f"notes root {root!r} is no longer in kb.yaml: run 'kb ingest'")
 
     def _reset_reader(self) -> None:
         if self._store is not None:

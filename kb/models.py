@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# Front-matter keys whose values are links to other notes ("typed links").
+DEFAULT_TYPED_LINK_KEYS = ("related", "see_also", "uses", "lecture", "project")
+
 
 @dataclass(frozen=True, slots=True)
 class Heading:

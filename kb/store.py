@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kb.documents import SearchDocument, search_document
 from kb.errors import StoreError
 from kb.models import ParsedNote, Problem
 
@@ -142,6 +143,7 @@ class NoteRecord:
     size: int
     encoding: str
     parsed: ParsedNote
+    streams: tuple[str, ...] | None = None  # search tokens, made in the worker process
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
@@ -289,6 +291,9 @@ class Store:
     def note(self, path: str) -> sqlite3.Row | None:
         return self.conn.execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchone()
 
+    def note_by_id(self, note_id: int) -> sqlite3.Row | None:
+        return self.conn.execute("SELECT * FROM notes WHERE id = ?", (note_id,)).fetchone()
+
     def notes(self) -> list[sqlite3.Row]:
         return self.conn.execute(
             "SELECT id, path, title, date, draft, word_count FROM notes ORDER BY path"
@@ -300,7 +305,7 @@ class Store:
             row[0]
             for row in self.conn.execute(
                 f"SELECT t.name FROM {table} t JOIN note_{table} nt ON nt.{table}_id = t.id "
-                f"WHERE nt.note_id = ? ORDER BY t.name",
+                f"WHERE nt.note_id = ? ORDER BY t.name COLLATE NOCASE",
                 (note_id,),
             )
         ]
@@ -358,12 +363,51 @@ class Store:
         ]
         return changed, removed
 
+    def ids_of(self, paths: Iterable[str]) -> dict[str, int]:
+        found = {}
+        for path in paths:
+            row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+            if row is not None:
+                found[path] = int(row[0])
+        return found
+
+    def all_ids(self) -> list[int]:
+        return [int(row[0]) for row in self.conn.execute("SELECT id FROM notes ORDER BY id")]
+
+    def search_documents(self, note_ids: Iterable[int]) -> list[tuple[int, SearchDocument]]:
+        """The search documents of stored notes, exactly as ``document_of`` made them."""
+        documents = []
+        for note_id in note_ids:
+            row = self.conn.execute(
+                "SELECT title, text, code FROM notes WHERE id = ?", (note_id,)
+            ).fetchone()
+            if row is None:
+                continue
+            aliases = [r["alias"] for r in self.aliases(note_id) if r["kind"] == "name"]
+            headings = [r["text"] for r in self.headings(note_id)]
+            documents.append(
+                (
+                    note_id,
+                    search_document(
+                        row["title"],
+                        aliases,
+                        self.terms("tags", note_id),
+                        self.terms("series", note_id),
+                        self.terms("categories", note_id),
+                        headings,
+                        row["text"],
+                        row["code"],
+                    ),
+                )
+            )
+        return documents
+
     # -- writes (inside transaction()) ---------------------------------------------------
 
-    def write_notes(self, records: list[NoteRecord], generation: int) -> None:
+    def write_notes(self, records: list[NoteRecord], generation: int) -> list[int]:
         """Insert or replace notes by path, with their tags, aliases, headings and links."""
         if not records:
-            return
+            return []
         import sqlite_utils
 
         db = sqlite_utils.Database(self.conn)
@@ -411,6 +455,7 @@ class Store:
         self.conn.executemany(
             "DELETE FROM skipped_files WHERE path = ?", [(r.path,) for r in records]
         )
+        return ids
 
     def _upsert_note_rows(self, records: list[NoteRecord], generation: int) -> list[int]:
         ids = []

@@ -8,12 +8,11 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 from typing import Any
 
-from kb.models import Link, ParsedNote, Problem
+from kb.models import DEFAULT_TYPED_LINK_KEYS, Link, ParsedNote, Problem
 from kb.parse.frontmatter import split_front_matter
 from kb.parse.markdown import parse_markdown
 from kb.text import one_line, split_list, word_count
 
-DEFAULT_TYPED_LINK_KEYS = ("related", "see_also", "uses", "lecture", "project")
 _INDEX_STEMS = frozenset({"index", "_index", "readme"})
 _DATED_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[-_ .]|$)")
 _LOOSE_DATE = re.compile(

@@ -1,0 +1,309 @@
+"""The default engine: SQLite FTS5 in the store's own database, written in the same
+transaction as the notes, so the store and the index can never disagree.
+
+Text is tokenized by kb (``kb.tokenize``) before it reaches FTS5; FTS5's own tokenizer
+is set to split on whitespace only, so every kb token is one FTS5 token. The table is
+contentless (the notes table already holds the text): to remove a note, kb rebuilds its
+old tokens from the store, which is exact as long as the tokenizer is unchanged. The
+tokenizer's signature is recorded, and a change rebuilds the index.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from importlib.metadata import PackageNotFoundError, version
+
+from kb.documents import SearchDocument
+from kb.engines import EngineHit
+from kb.query import And, Field, Node, Not, Or, Phrase, Query, Word
+from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
+
+TABLE = "note_fts"
+COLUMNS = (
+    "title",
+    "title_x",
+    "meta",
+    "meta_x",
+    "headings",
+    "headings_x",
+    "body",
+    "body_x",
+    "code",
+    "code_x",
+)
+# Title, aliases and tags outrank headings, which outrank body and code; the side streams
+# (parts, single characters, dictionary words) count half of their main stream.
+WEIGHTS = (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25)
+TOKENIZER_VERSION = "1"
+_DDL = (
+    f"CREATE VIRTUAL TABLE {TABLE} USING fts5({', '.join(COLUMNS)}, content='', "
+    "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'\", "
+    "prefix='2 3')",
+    f"CREATE VIRTUAL TABLE {TABLE}_vocab USING fts5vocab({TABLE}, 'row')",
+)
+_META_SIGNATURE = "fts5_signature"
+_META_GENERATION = "fts5_generation"
+
+
+def tokenizer_signature() -> str:
+    try:
+        jieba = version("rjieba")
+    except PackageNotFoundError:
+        jieba = "?"
+    return f"kb-tokenizer {TOKENIZER_VERSION}; rjieba {jieba}; schema {len(COLUMNS)}"
+
+
+def document_streams(document: SearchDocument) -> tuple[str, ...]:
+    """The ten column values of a document: main and side stream of each field."""
+    from kb.tokenize import index_streams
+
+    streams: list[str] = []
+    for field in document.fields():
+        streams.extend(index_streams(field))
+    return tuple(streams)
+
+
+class Fts5Writer:
+    """Keeps the FTS5 index in step with the store, inside the store's transaction."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def _meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.conn.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def prepare(self) -> bool:
+        exists = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = ?", (TABLE,)
+        ).fetchone()
+        if exists and self._meta(_META_SIGNATURE) == tokenizer_signature():
+            return False
+        self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}_vocab")
+        self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        for statement in _DDL:
+            self.conn.execute(statement)
+        self._set_meta(_META_SIGNATURE, tokenizer_signature())
+        return True
+
+    def clear(self) -> None:
+        self.conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('delete-all')")
+
+    def add(self, note_id: int, streams: tuple[str, ...]) -> None:
+        placeholders = ", ".join("?" for _ in COLUMNS)
+        self.conn.execute(
+            f"INSERT INTO {TABLE}(rowid, {', '.join(COLUMNS)}) VALUES (?, {placeholders})",
+            (note_id, *streams),
+        )
+
+    def delete(self, documents: list[tuple[int, SearchDocument]]) -> None:
+        placeholders = ", ".join("?" for _ in COLUMNS)
+        for note_id, document in documents:
+            self.conn.execute(
+                f"INSERT INTO {TABLE}({TABLE}, rowid, {', '.join(COLUMNS)}) "
+                f"VALUES ('delete', ?, {placeholders})",
+                (note_id, *document_streams(document)),
+            )
+
+    def mark_synced(self, generation: int) -> None:
+        self._set_meta(_META_GENERATION, str(generation))
+
+
+# -- searching ----------------------------------------------------------------------
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '""') + '"'
+
+
+def word_expression(text: str, prefix: bool = False) -> str | None:
+    """FTS5 for one query word; a word mixing scripts is the AND of its runs."""
+    parts: list[str] = []
+    runs = list(segments(text))
+    for index, run in enumerate(runs):
+        if run.kind == "cjk":
+            parts.append(_quote(" ".join(cjk_bigrams(run.text))))
+            continue
+        whole = normalise(run.text)
+        if prefix and index == len(runs) - 1:
+            parts.append(_quote(whole) + "*")
+            continue
+        pieces = [normalise(p) for p in latin_parts(run.text)]
+        if len(pieces) > 1:
+            parts.append(f"({_quote(whole)} OR {_quote(' '.join(pieces))})")
+        else:
+            parts.append(_quote(whole))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+
+
+def phrase_expression(text: str) -> str | None:
+    """An exact phrase: its main-stream tokens adjacent and in order."""
+    tokens: list[str] = []
+    for run in segments(text):
+        tokens.extend(cjk_bigrams(run.text) if run.kind == "cjk" else [normalise(run.text)])
+    return _quote(" ".join(tokens)) if tokens else None
+
+
+def text_expression(node: Node) -> str | None:
+    """FTS5 for a node made only of words, phrases and title filters (else None)."""
+    if isinstance(node, Word):
+        return word_expression(node.text, node.prefix)
+    if isinstance(node, Phrase):
+        return phrase_expression(node.text)
+    if isinstance(node, Field) and node.name == "title":
+        inner = (
+            phrase_expression(node.value)
+            if node.phrase
+            else _and([word_expression(w) for w in node.value.split()])
+        )
+        return f"{{title title_x}} : ({inner})" if inner else None
+    if isinstance(node, Or):
+        parts = [text_expression(c) for c in node.children]
+        if any(p is None for p in parts):
+            return None
+        return "(" + " OR ".join(p for p in parts if p) + ")"
+    if isinstance(node, And):
+        positive = [text_expression(c) for c in node.children if not isinstance(c, Not)]
+        negative = [text_expression(c.child) for c in node.children if isinstance(c, Not)]
+        if not positive or any(p is None for p in positive + negative):
+            return None
+        expression = _and(positive)
+        for part in negative:
+            expression = f"{expression} NOT {part}"
+        return f"({expression})"
+    return None
+
+
+def _and(parts: list[str | None]) -> str | None:
+    present = [p for p in parts if p]
+    if not present:
+        return None
+    return present[0] if len(present) == 1 else "(" + " AND ".join(present) + ")"
+
+
+class _SqlBuilder:
+    """Compiles a query tree to a WHERE clause over ``notes n``."""
+
+    def __init__(self) -> None:
+        self.params: list[object] = []
+
+    def build(self, node: Node) -> str:
+        expression = text_expression(node)
+        if expression is not None:
+            self.params.append(expression)
+            return f"n.id IN (SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?)"
+        if isinstance(node, Word | Phrase):
+            return "0"  # nothing searchable in it (only punctuation)
+        if isinstance(node, Field):
+            return self.field(node)
+        if isinstance(node, Not):
+            return f"NOT ({self.build(node.child)})"
+        joiner = " AND " if isinstance(node, And) else " OR "
+        return "(" + joiner.join(self.build(c) for c in node.children) + ")"
+
+    def field(self, node: Field) -> str:
+        value = node.value
+        if node.name == "tag":
+            self.params.extend([value, _like_escape(value) + "/%"])
+            return (
+                "EXISTS (SELECT 1 FROM note_tags nt JOIN tags t ON t.id = nt.tags_id "
+                "WHERE nt.note_id = n.id AND (t.name = ? COLLATE NOCASE "
+                "OR t.name LIKE ? ESCAPE '\\'))"
+            )
+        if node.name in ("series", "category"):
+            table = "series" if node.name == "series" else "categories"
+            self.params.append(value)
+            return (
+                f"EXISTS (SELECT 1 FROM note_{table} nt JOIN {table} t "
+                f"ON t.id = nt.{table}_id WHERE nt.note_id = n.id "
+                "AND t.name = ? COLLATE NOCASE)"
+            )
+        if node.name == "path":
+            self.params.append("%" + _like_escape(value) + "%")
+            return "n.path LIKE ? ESCAPE '\\'"
+        if node.name == "date":
+            start, end = value.split("..")
+            self.params.extend([start, end])
+            return "(n.date IS NOT NULL AND substr(n.date, 1, 10) BETWEEN ? AND ?)"
+        if node.name == "draft":
+            return "n.draft = 1" if value == "true" else "n.draft = 0"
+        return "0"  # title: handled as text; nothing else reaches here
+
+
+def _like_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+class Fts5Engine:
+    name = "fts5"
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def is_ready(self) -> bool:
+        row = self.conn.execute(
+            "SELECT (SELECT value FROM meta WHERE key = ?), "
+            "(SELECT value FROM meta WHERE key = 'generation'), "
+            "(SELECT value FROM meta WHERE key = ?)",
+            (_META_SIGNATURE, _META_GENERATION),
+        ).fetchone()
+        signature, generation, synced = row
+        return signature == tokenizer_signature() and generation == synced
+
+    def search(self, query: Query, limit: int) -> list[EngineHit]:
+        builder = _SqlBuilder()
+        where = builder.build(query.root)
+        # Rank by every positive term, whichever of them a note matched.
+        ranking = " OR ".join(e for e in (text_expression(t) for t in query.positive_terms()) if e)
+        weights = ", ".join(str(w) for w in WEIGHTS)
+        params: list[object] = []
+        if ranking:
+            rank_join = (
+                f"LEFT JOIN (SELECT rowid, bm25({TABLE}, {weights}) AS score "
+                f"FROM {TABLE} WHERE {TABLE} MATCH ?) r ON r.rowid = n.id"
+            )
+            params.append(ranking)
+            score = "coalesce(-r.score, 0)"
+        else:
+            rank_join, score = "", "0"
+        params.extend(builder.params)
+        params.extend([_title_key(query), limit])
+        sql = (
+            f"SELECT n.id, {score} AS score FROM notes n {rank_join} WHERE {where} "
+            f"ORDER BY (lower(n.title) = ?) DESC, score DESC, n.date DESC, n.path "
+            f"LIMIT ?"
+        )
+        try:
+            rows = self.conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return []
+            raise
+        return [EngineHit(int(row[0]), float(row[1])) for row in rows]
+
+    def vocabulary_near(self, word: str, limit: int) -> list[str]:
+        import difflib
+
+        term = normalise(word)
+        if len(term) < 3:
+            return []
+        rows = self.conn.execute(
+            f"SELECT term FROM {TABLE}_vocab WHERE term >= ? AND term < ? AND doc > 0",
+            (term[0], term[0] + "\U0010ffff"),
+        ).fetchall()
+        candidates = [row[0] for row in rows]
+        return difflib.get_close_matches(term, candidates, n=limit, cutoff=0.75)
+
+
+def _title_key(query: Query) -> str:
+    words = [t.text if isinstance(t, Word | Phrase) else t.value for t in query.positive_terms()]
+    return " ".join(words).lower()

@@ -1,0 +1,299 @@
+"""kb's query language, parsed into a small syntax tree that every search engine compiles.
+
+words are ANDed        Redis 学习笔记
+OR, parentheses        (roofline OR 带宽) gpu
+-word, NOT word        redis -cluster, redis NOT cluster
+"exact phrase"         "arithmetic intensity", "显存带宽"
+prefix*                roof*   (at least 2 characters)
+field filters          tag:cs336  title:roofline  path:posts/  series:CS336
+                       category:GPU  date:2024  date:2024-03  date:2024-01..2024-06
+                       draft:true
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+
+from kb.errors import UsageError
+
+MAX_QUERY_CHARS = 500
+MIN_PREFIX_CHARS = 2
+PREFIX_MODE_MIN_CHARS = 3
+FIELDS = ("tag", "title", "path", "series", "category", "date", "draft")
+_FIELD_ALIASES = {"tags": "tag", "categories": "category"}
+_LEXEME = re.compile(
+    r'\s*(?:(?P<open>\()|(?P<close>\))|(?P<quote>-?"[^"]*"?)|(?P<word>[^\s()"]+(?:"[^"]*"?)?))'
+)
+_DATE = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
+
+
+class QuerySyntaxError(UsageError):
+    """The query cannot be parsed; the message says what is wrong, in one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    text: str
+    prefix: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    name: str  # one of FIELDS
+    value: str  # for date: "start..end" as ISO dates, inclusive
+    phrase: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    child: Node
+
+
+@dataclass(frozen=True, slots=True)
+class And:
+    children: tuple[Node, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    children: tuple[Node, ...]
+
+
+Node = Word | Phrase | Field | Not | And | Or
+
+
+@dataclass(frozen=True, slots=True)
+class Query:
+    root: Node
+    text: str
+
+    def positive_terms(self) -> list[Word | Phrase | Field]:
+        """Words, phrases and title filters not under a NOT: what ranks and highlights."""
+        found: list[Word | Phrase | Field] = []
+        _collect_positive(self.root, found)
+        return found
+
+
+def _collect_positive(node: Node, found: list[Word | Phrase | Field]) -> None:
+    if isinstance(node, Word | Phrase) or (isinstance(node, Field) and node.name == "title"):
+        found.append(node)
+    elif isinstance(node, And | Or):
+        for child in node.children:
+            _collect_positive(child, found)
+
+
+@dataclass(slots=True)
+class _Lexeme:
+    kind: str  # open | close | quote | word | OR | AND | NOT
+    text: str
+
+
+def parse_query(text: str, prefix_last: bool = False) -> Query:
+    """Parse ``text``; with ``prefix_last`` an unfinished last word counts as a prefix."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise QuerySyntaxError(f"query is longer than {MAX_QUERY_CHARS} characters")
+    lexemes = _lex(text)
+    if not lexemes:
+        raise QuerySyntaxError("empty query: give a word, a phrase or a filter such as tag:x")
+    parser = _Parser(lexemes)
+    root = parser.parse()
+    if prefix_last and not text.endswith((" ", ")", '"')):
+        root = _prefix_last_word(root)
+    if not _has_positive(root):
+        raise QuerySyntaxError("the query only excludes: add a word or a filter to search for")
+    return Query(root, text)
+
+
+def _lex(text: str) -> list[_Lexeme]:
+    lexemes: list[_Lexeme] = []
+    pos = 0
+    text = text.strip()
+    while pos < len(text):
+        match = _LEXEME.match(text, pos)
+        if match is None or match.end() == pos:
+            break
+        pos = match.end()
+        kind = match.lastgroup or "word"
+        value = match.group(kind)
+        if kind == "quote" and (len(value.lstrip("-")) < 2 or not value.endswith('"')):
+            raise QuerySyntaxError('unclosed " in the query')
+        if kind == "word" and value in ("OR", "AND", "NOT"):
+            kind = value
+        lexemes.append(_Lexeme(kind, value))
+    return lexemes
+
+
+class _Parser:
+    def __init__(self, lexemes: list[_Lexeme]) -> None:
+        self.lexemes = lexemes
+        self.pos = 0
+
+    def peek(self) -> _Lexeme | None:
+        return self.lexemes[self.pos] if self.pos < len(self.lexemes) else None
+
+    def take(self) -> _Lexeme:
+        lexeme = self.lexemes[self.pos]
+        self.pos += 1
+        return lexeme
+
+    def parse(self) -> Node:
+        node = self.parse_or()
+        if self.peek() is not None:
+            raise QuerySyntaxError("unmatched ) in the query")
+        return node
+
+    def parse_or(self) -> Node:
+        children = [self.parse_and()]
+        while (lexeme := self.peek()) is not None and lexeme.kind == "OR":
+            self.take()
+            if self.peek() is None or self.peek().kind in ("OR", "close"):  # type: ignore[union-attr]
+                raise QuerySyntaxError("OR needs a term on both sides")
+            children.append(self.parse_and())
+        return children[0] if len(children) == 1 else Or(tuple(children))
+
+    def parse_and(self) -> Node:
+        children: list[Node] = []
+        while (lexeme := self.peek()) is not None and lexeme.kind not in ("OR", "close"):
+            if lexeme.kind == "AND":
+                self.take()
+                continue
+            children.append(self.parse_unary())
+        if not children:
+            raise QuerySyntaxError(
+                "OR needs a term on both sides" if self.peek() else "empty query or group"
+            )
+        return children[0] if len(children) == 1 else And(tuple(children))
+
+    def parse_unary(self) -> Node:
+        lexeme = self.take()
+        if lexeme.kind == "NOT":
+            if self.peek() is None or self.peek().kind in ("OR", "close"):  # type: ignore[union-attr]
+                raise QuerySyntaxError("NOT needs a term after it")
+            return Not(self.parse_unary())
+        if lexeme.kind == "open":
+            node = self.parse_or()
+            if self.peek() is None:
+                raise QuerySyntaxError("unclosed ( in the query")
+            self.take()
+            return node
+        if lexeme.kind == "quote":
+            negated = lexeme.text.startswith("-")
+            phrase = lexeme.text.lstrip("-")[1:-1].strip()
+            if not phrase:
+                raise QuerySyntaxError('empty "" phrase in the query')
+            node: Node = Phrase(phrase)
+            return Not(node) if negated else node
+        if lexeme.kind in ("AND", "OR"):
+            raise QuerySyntaxError(f"{lexeme.text} needs a term on both sides")
+        return _word(lexeme.text)
+
+
+def _word(text: str) -> Node:
+    if text.startswith("-") and len(text) > 1:
+        return Not(_word(text[1:]))
+    name, sep, value = text.partition(":")
+    field = _FIELD_ALIASES.get(name.lower(), name.lower())
+    if sep and field in FIELDS:
+        return _field(field, value)
+    if text.endswith("*"):
+        stem = text.rstrip("*")
+        if len(stem) < MIN_PREFIX_CHARS:
+            raise QuerySyntaxError(
+                f"prefix {text!r} is too short: give at least "
+                f"{MIN_PREFIX_CHARS} characters before *"
+            )
+        return Word(stem, prefix=True)
+    return Word(text)
+
+
+def _field(name: str, value: str) -> Field:
+    phrase = value.startswith('"')
+    if phrase:
+        if len(value) < 2 or not value.endswith('"'):
+            raise QuerySyntaxError('unclosed " in the query')
+        value = value[1:-1]
+    value = value.strip()
+    if not value:
+        raise QuerySyntaxError(f"{name}: needs a value, such as {name}:{_EXAMPLES[name]}")
+    if name == "date":
+        return Field(name, _date_range(value))
+    if name == "draft":
+        lowered = value.lower()
+        if lowered not in ("true", "false", "yes", "no"):
+            raise QuerySyntaxError("draft: takes true or false")
+        return Field(name, "true" if lowered in ("true", "yes") else "false")
+    return Field(name, value, phrase)
+
+
+_EXAMPLES = {
+    "tag": "cs336",
+    "title": "roofline",
+    "path": "posts/",
+    "series": "CS336",
+    "category": "GPU",
+    "date": "2024-03",
+    "draft": "true",
+}
+
+
+def _date_range(value: str) -> str:
+    start_text, sep, end_text = value.partition("..")
+    start = _date_bound(start_text, first=True) if start_text else "0000-01-01"
+    end = (
+        _date_bound(end_text if sep else start_text, first=False)
+        if (end_text or not sep)
+        else "9999-12-31"
+    )
+    if start > end:
+        raise QuerySyntaxError(f"date:{value} ends before it starts")
+    return f"{start}..{end}"
+
+
+def _date_bound(text: str, first: bool) -> str:
+    match = _DATE.match(text)
+    if not match:
+        raise QuerySyntaxError(
+            f"date:{text} is not a date: use 2024, 2024-03, 2024-03-10 or a range 2024-01..2024-06"
+        )
+    year = int(match.group(1))
+    month = int(match.group(2)) if match.group(2) else (1 if first else 12)
+    if not 1 <= month <= 12:
+        raise QuerySyntaxError(f"date:{text} has no month {month}")
+    last_day = calendar.monthrange(year, month)[1]
+    day = int(match.group(3)) if match.group(3) else (1 if first else last_day)
+    if not 1 <= day <= last_day:
+        raise QuerySyntaxError(f"date:{text} has no day {day}")
+    return f"{year:04d}-{month:02d}-{day:02d}"
+
+
+def _has_positive(node: Node) -> bool:
+    if isinstance(node, Not):
+        return False
+    if isinstance(node, And):
+        return any(_has_positive(c) for c in node.children)
+    if isinstance(node, Or):
+        return all(_has_positive(c) for c in node.children)
+    return True
+
+
+def _prefix_last_word(node: Node) -> Node:
+    if isinstance(node, Word) and not node.prefix and _is_latin_word(node.text):
+        return Word(node.text, prefix=True) if len(node.text) >= PREFIX_MODE_MIN_CHARS else node
+    if isinstance(node, And | Or) and node.children:
+        last = _prefix_last_word(node.children[-1])
+        return type(node)((*node.children[:-1], last))
+    return node
+
+
+def _is_latin_word(text: str) -> bool:
+    from kb.tokenize import segments
+
+    parts = list(segments(text))
+    return bool(parts) and parts[-1].kind == "latin" and parts[-1].end == len(text)

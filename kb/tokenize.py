@@ -1,0 +1,114 @@
+"""kb's one tokenizer for mixed Chinese and English text, shared by every search engine.
+
+Text is split at every script boundary. Latin words, numbers and identifiers are kept
+whole (``torch.distributed.fsdp``, ``std::move``, ``flash_attn``) and also split into
+parts (``torch``, ``fsdp``, ``Flash``/``Attention``, ``FP``/``16``). Chinese runs become
+character bigrams, so recall never depends on a dictionary; single characters and
+rjieba's search-mode words are added beside them. Every token is NFKC-normalised and
+case-folded, and keeps the offsets of the original characters it came from.
+
+Index side, each field gives two token streams: ``main`` (whole Latin tokens and
+Chinese bigrams, in text order, so phrases are adjacent tokens) and ``side`` (parts,
+single characters and dictionary words).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from kb.text import CJK_CHAR
+
+_CJK_RUN = re.compile(rf"[{CJK_CHAR}]+")
+_LATIN_CHAR = rf"[^\W_{CJK_CHAR}]"
+# A whole Latin token: letters and digits joined by connectors (a.b, a::b, a_b, a-b, a/b),
+# optionally ending in ++ or # (C++, C#).
+_LATIN_TOKEN = re.compile(
+    rf"{_LATIN_CHAR}+(?:(?:\.|::|->|_+|-|/|\+\+|#|')(?={_LATIN_CHAR}){_LATIN_CHAR}+)*"
+    rf"(?:\+\+|#(?!{_LATIN_CHAR}))?"
+)
+_SEGMENT = re.compile(rf"(?P<cjk>[{CJK_CHAR}]+)|(?P<latin>{_LATIN_TOKEN.pattern})")
+# Parts of a whole token: split at connectors, lower→Upper and letter↔digit boundaries.
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
+
+
+class Token(NamedTuple):
+    text: str  # normalised: NFKC, case-folded
+    start: int  # offsets into the original string
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A run of one script: ``cjk`` or ``latin``."""
+
+    kind: str
+    text: str
+    start: int
+    end: int
+
+
+def normalise(text: str) -> str:
+    return unicodedata.normalize("NFKC", text).casefold()
+
+
+def segments(text: str) -> Iterator[Segment]:
+    """Script runs in order; punctuation and spaces between them are dropped."""
+    for match in _SEGMENT.finditer(text):
+        kind = "cjk" if match.group("cjk") else "latin"
+        yield Segment(kind, match.group(), match.start(), match.end())
+
+
+def latin_parts(token: str) -> list[str]:
+    """``FlashAttention`` → Flash, Attention; ``torch.distributed.fsdp`` → its names."""
+    return _PART.findall(token)
+
+
+def cjk_bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+def tokens(text: str) -> Iterator[Token]:
+    """Main-stream tokens with offsets: whole Latin tokens and Chinese bigrams."""
+    for segment in segments(text):
+        if segment.kind == "latin":
+            yield Token(normalise(segment.text), segment.start, segment.end)
+        else:
+            run = segment.text
+            if len(run) == 1:
+                yield Token(run, segment.start, segment.end)
+                continue
+            for i in range(len(run) - 1):
+                yield Token(run[i : i + 2], segment.start + i, segment.start + i + 2)
+
+
+def index_streams(text: str, dictionary_words: bool = True) -> tuple[str, str]:
+    """The ``main`` and ``side`` token streams of a field, space-separated for FTS5."""
+    main: list[str] = []
+    side: list[str] = []
+    for segment in segments(text):
+        if segment.kind == "latin":
+            whole = normalise(segment.text)
+            main.append(whole)
+            parts = latin_parts(segment.text)
+            if len(parts) > 1:
+                side.extend(normalise(p) for p in parts)
+        else:
+            run = segment.text
+            main.extend(cjk_bigrams(run))
+            side.extend(run)  # single characters: 锁, 树, 堆 are words too
+            if dictionary_words and len(run) > 2:
+                side.extend(w for w in _dictionary_words(run) if len(w) > 1)
+    return " ".join(main), " ".join(side)
+
+
+def _dictionary_words(run: str) -> list[str]:
+    # Imported here: rjieba costs ~110 ms to load and is needed only when indexing.
+    import rjieba
+
+    return rjieba.cut_for_search(run)
