@@ -1,0 +1,276 @@
+"""Search as a user sees it, run against every engine kb has."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kb.cli import cli
+from kb.knowledge_base import KnowledgeBase
+from kb.query import QuerySyntaxError
+
+ENGINES = ["fts5"]
+
+NOTES = {
+    "redis-study.md": (
+        "---\ntitle: Redis 学习笔记\ntags: [redis, 数据结构]\ndate: 2023-05-02\n"
+        "categories: [Backend]\n---\n\n# Redis 学习笔记\n\nSDS 和跳表是 Redis 的核心数据结构。\n"
+    ),
+    "project.md": (
+        "---\ntitle: 计算平台的全局时间窗口\ntags: [project]\ndate: 2024-03-15\n---\n\n"
+        "用 Redis 的 ZSET 实现全局时间窗口，参考 Redis 学习笔记。\n"
+    ),
+    "gpu.md": (
+        "---\ntitle: GPU 笔记\ntags: [gpu/perf]\ndate: 2024-03-01\ncategories: [GPU]\n---\n\n"
+        "显存带宽是GPU的瓶颈。FlashAttention 用 tiling；torch.distributed.fsdp 做分片，"
+        "flash_attn 是它的包名，FP16 在 H100 上更快。\n\n```cpp\nauto y = std::move(x);\n```\n"
+    ),
+    "roofline.md": (
+        "---\ntitle: Roofline 模型\ntags: [gpu/perf, cs336]\ndate: 2024-06-30\n---\n\n"
+        "arithmetic intensity 决定了 memory bound 还是 compute bound。\n"
+    ),
+    "mentions-roofline.md": (
+        "---\ntitle: 性能分析杂记\ndate: 2022-01-01\n---\n\n"
+        "roofline roofline roofline: the roofline plot again, roofline everywhere. "
+        "intensity of arithmetic work.\n"
+    ),
+    "cpp.md": (
+        "---\ntitle: C++ 值类别\ndate: 2021-07-01\n---\n\n"
+        "右值引用与将亡值的关系：std::move 产生将亡值。\n"
+    ),
+    "apart.md": "---\ntitle: 显示与存储\ndate: 2020-01-01\n---\n\n显示器和存储设备是两回事。\n",
+    "lock.md": "---\ntitle: 分布式锁\ndraft: true\n---\n\n树和堆都不是锁。\n",
+    "lecture.md": (
+        "---\ntitle: Lecture 3 GPUs\ntags: [cs336/lecture]\nseries: [CS336]\n"
+        "date: 2024-04-10\n---\n\n## Memory hierarchy\n\nHBM 与 SRAM。\n"
+    ),
+    "fullwidth.md": "---\ntitle: 全角\n---\n\nＧＰＵ 和 ＦＰ１６ 写成了全角。\n",
+}
+
+
+@pytest.fixture(params=ENGINES)
+def kb(request, make_kb) -> KnowledgeBase:
+    base = make_kb(NOTES, config=f"roots: [notes]\nengine: {request.param}\n")
+    base.ingest()
+    return base
+
+
+def found(kb: KnowledgeBase, query: str, prefix: bool = False) -> set[str]:
+    return {hit.path for hit in kb.search(query, limit=100, prefix=prefix).hits}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        # Chinese words inside longer runs, glued to Latin text, in titles and tags
+        ("显存", {"gpu.md"}),
+        ("带宽", {"gpu.md"}),
+        ("瓶颈", {"gpu.md"}),
+        ("显存带宽是GPU的瓶颈", {"gpu.md"}),
+        ("时间窗口", {"project.md"}),
+        ("学习笔记", {"redis-study.md", "project.md"}),
+        ("数据结构", {"redis-study.md"}),
+        ("将亡值", {"cpp.md"}),  # rjieba cuts 将/亡值 in context; bigrams still find it
+        ("右值引用", {"cpp.md"}),
+        # single characters
+        ("锁", {"lock.md"}),
+        ("树", {"lock.md"}),
+        ("堆", {"lock.md"}),
+        # English words, identifiers and their parts
+        ("redis", {"redis-study.md", "project.md"}),
+        ("Redis 学习笔记", {"redis-study.md", "project.md"}),
+        ("fsdp", {"gpu.md"}),
+        ("torch.distributed.fsdp", {"gpu.md"}),
+        ("torch.distributed", {"gpu.md"}),
+        ("attention", {"gpu.md"}),
+        ("FlashAttention", {"gpu.md"}),
+        ("flash_attn", {"gpu.md"}),
+        ("std::move", {"gpu.md", "cpp.md"}),
+        ("FP16", {"gpu.md", "fullwidth.md"}),
+        ("h100", {"gpu.md"}),
+        ("ＧＰＵ", {"gpu.md", "fullwidth.md", "roofline.md"}),  # roofline: tag gpu/perf
+        ("HBM", {"lecture.md"}),
+        # prefixes
+        ("roof*", {"roofline.md", "mentions-roofline.md"}),
+        ("Redi*", {"redis-study.md", "project.md"}),
+        # phrases, Chinese too
+        ('"arithmetic intensity"', {"roofline.md"}),
+        ('"学习笔记"', {"redis-study.md", "project.md"}),
+        ('"全局时间窗口"', {"project.md"}),
+        # boolean operators
+        ("redis OR 将亡值", {"redis-study.md", "project.md", "cpp.md"}),
+        ("redis -zset", {"redis-study.md"}),
+        ("redis NOT 时间窗口", {"redis-study.md"}),
+        ("(roofline OR 显存) gpu", {"gpu.md", "roofline.md"}),
+    ],
+)
+def test_recall_and_precision(kb: KnowledgeBase, query: str, expected: set[str]) -> None:
+    assert found(kb, query) == expected
+
+
+def test_two_characters_apart_do_not_match(kb: KnowledgeBase) -> None:
+    assert "apart.md" not in found(kb, "显存")
+    assert "apart.md" in found(kb, "显示")
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("tag:cs336", {"roofline.md", "lecture.md"}),
+        ("tag:CS336/Lecture", {"lecture.md"}),
+        ("tag:gpu", {"gpu.md", "roofline.md"}),
+        ("tag:数据结构", {"redis-study.md"}),
+        ("title:roofline", {"roofline.md"}),
+        ('title:"Redis 学习笔记"', {"redis-study.md"}),
+        ("title:时间窗口", {"project.md"}),
+        ("path:lock", {"lock.md"}),
+        ("series:cs336", {"lecture.md"}),
+        ("category:gpu", {"gpu.md"}),
+        ("date:2024", {"project.md", "gpu.md", "roofline.md", "lecture.md"}),
+        ("date:2024-03", {"project.md", "gpu.md"}),
+        ("date:2023-01..2024-03", {"redis-study.md", "project.md", "gpu.md"}),
+        ("draft:true", {"lock.md"}),
+        ("redis tag:project", {"project.md"}),
+        ("tag:gpu -roofline", {"gpu.md"}),
+        ("tag:cs336 OR tag:project", {"roofline.md", "lecture.md", "project.md"}),
+    ],
+)
+def test_filters(kb: KnowledgeBase, query: str, expected: set[str]) -> None:
+    assert found(kb, query) == expected
+
+
+def test_title_hits_rank_first(kb: KnowledgeBase) -> None:
+    assert kb.search("Redis 学习笔记").hits[0].path == "redis-study.md"
+    assert kb.search("roofline").hits[0].path == "roofline.md"
+
+
+def test_prefix_mode_treats_the_unfinished_last_word_as_a_prefix(kb: KnowledgeBase) -> None:
+    assert found(kb, "roof", prefix=True) == {"roofline.md", "mentions-roofline.md"}
+    assert found(kb, "roof") == set()
+    assert found(kb, "ro", prefix=True) == set()  # under 3 characters: not yet a prefix
+
+
+def test_snippets_highlight_the_matches(kb: KnowledgeBase) -> None:
+    hit = kb.search("显存 GPU").hits[0]
+    marked = [hit.snippet[s:e] for s, e in hit.highlights]
+    assert "显存" in marked
+    assert "GPU" in marked
+    title_hit = kb.search("roofline").hits[0]
+    assert [title_hit.title[s:e] for s, e in title_hit.title_highlights] == ["Roofline"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unclosed',
+        "(open",
+        "close)",
+        "OR redis",
+        "redis OR",
+        "r*",
+        "-redis",
+        "tag:",
+        "date:2024-13",
+        "draft:maybe",
+        "x" * 501,
+    ],
+)
+def test_bad_syntax_is_one_clear_error(kb: KnowledgeBase, query: str) -> None:
+    with pytest.raises(QuerySyntaxError) as error:
+        kb.search(query)
+    assert "\n" not in str(error.value)
+
+
+def test_index_follows_edits_removals_and_renames(kb: KnowledgeBase) -> None:
+    notes = kb.config.roots[0].path
+    (notes / "cpp.md").write_text("---\ntitle: C++ 值类别\n---\n\n现在只谈 prvalue。\n")
+    (notes / "apart.md").unlink()
+    (notes / "lock.md").rename(notes / "locks.md")
+    stats = kb.ingest()
+    assert (stats.updated, stats.removed, stats.moved) == (1, 1, 1)
+    assert found(kb, "将亡值") == set()
+    assert found(kb, "prvalue") == {"cpp.md"}
+    assert found(kb, "显示") == set()
+    assert found(kb, "锁") == {"locks.md"}
+    assert kb.engine().is_ready()
+
+
+def test_index_is_rebuilt_when_the_tokenizer_changes(kb: KnowledgeBase, monkeypatch) -> None:
+    import kb.engines.fts5 as fts5
+
+    monkeypatch.setattr(fts5, "TOKENIZER_VERSION", "test-changed")
+    assert not kb.engine().is_ready()
+    assert kb.search("显存").warning
+    assert kb.ingest().changed == 0
+    assert kb.engine().is_ready()
+    assert found(kb, "显存") == {"gpu.md"}
+
+
+def test_cli_search_output_and_exit_codes(kb: KnowledgeBase, tmp_path: Path, monkeypatch) -> None:
+    runner = CliRunner()
+    home = ["--kb", str(kb.home)]
+    result = runner.invoke(cli, [*home, "search", "Redis", "学习笔记"])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[:2] == [
+        "Redis 学习笔记  2023-05-02",
+        "redis-study.md  #redis #数据结构",
+    ]
+    assert "\x1b" not in result.stdout  # plain when piped
+
+    result = runner.invoke(cli, [*home, "search", "--json", "roofline"])
+    hits = json.loads(result.stdout)
+    assert {"path", "title", "date", "tags", "snippet", "score"} <= set(hits[0])
+    assert hits[0]["path"] == "roofline.md"
+
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli, [*home, "search", "--paths", "将亡值"])
+    assert result.stdout.splitlines() == [str(Path("notes") / "cpp.md")]
+
+    result = runner.invoke(cli, [*home, "search", "--json", "nothinglikethis"])
+    assert (result.exit_code, result.stdout.strip()) == (1, "[]")
+
+    result = runner.invoke(cli, [*home, "search", "redsi"])
+    assert result.exit_code == 1
+    assert "did you mean: redis?" in result.stderr
+
+    result = runner.invoke(cli, [*home, "search", '"unclosed'])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == 'kb: unclosed " in the query'
+
+
+def test_control_characters_never_reach_the_terminal(make_kb) -> None:
+    kb = make_kb({"evil.md": '---\ntitle: "red\\e[31mALERT\\a"\n---\n\nbody \x1b]8;;x\x07 evil\n'})
+    kb.ingest()
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "search", "evil"])
+    assert result.exit_code == 0
+    assert "\x1b" not in result.stdout
+    assert "\x07" not in result.stdout
+    assert "red[31mALERT" in result.stdout
+
+
+def test_search_before_ingest_says_what_to_do(make_kb) -> None:
+    kb = make_kb({"a.md": "# a\n"})
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "search", "a"])
+    assert result.exit_code == 1
+    assert "run 'kb ingest' first" in result.stderr
+
+
+def test_kb_search_imports_neither_textual_nor_sqlite_utils(kb: KnowledgeBase) -> None:
+    script = (
+        "import sys\n"
+        "from kb.cli import main\n"
+        f"sys.argv = ['kb', '--kb', {str(kb.home)!r}, 'search', '显存带宽']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = {'textual', 'sqlite_utils', 'rjieba', 'markdown_it', 'rich'}\n"
+        "print('LOADED', sorted(heavy & set(sys.modules)))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    ).stdout
+    assert "GPU 笔记" in out
+    assert out.strip().endswith("LOADED []")
