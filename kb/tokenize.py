@@ -88,22 +88,29 @@ def tokens(text: str) -> Iterator[Token]:
 
 
 def index_streams(text: str, dictionary_words: bool = True) -> tuple[str, str]:
-    """The ``main`` and ``side`` token streams of a field, space-separated for FTS5."""
+    """The ``main`` and ``side`` token streams of a field, space-separated for FTS5.
+
+    Side tokens are the parts of compound Latin tokens, the last character of each
+    Chinese run (every other character starts a bigram, so a prefix query on the main
+    stream finds it), and dictionary words of runs longer than two characters.
+    """
     main: list[str] = []
     side: list[str] = []
-    for segment in segments(text):
-        if segment.kind == "latin":
-            whole = normalise(segment.text)
-            main.append(whole)
-            parts = latin_parts(segment.text)
+    cut = _dictionary_words if dictionary_words else None
+    for match in _SEGMENT.finditer(text):
+        run = match.group()
+        if match.lastgroup == "latin":
+            main.append(run.lower() if run.isascii() else normalise(run))
+            parts = _PART.findall(run)
             if len(parts) > 1:
-                side.extend(normalise(p) for p in parts)
+                side.extend(p.lower() if p.isascii() else normalise(p) for p in parts)
+        elif len(run) == 1:
+            main.append(run)
         else:
-            run = segment.text
-            main.extend(cjk_bigrams(run))
-            side.extend(run)  # single characters: 锁, 树, 堆 are words too
-            if dictionary_words and len(run) > 2:
-                side.extend(w for w in _dictionary_words(run) if len(w) > 1)
+            main.extend([a + b for a, b in zip(run, run[1:], strict=False)])
+            side.append(run[-1])
+            if cut is not None and len(run) > 2:
+                side.extend(w for w in cut(run) if len(w) > 1)
     return " ".join(main), " ".join(side)
 
 

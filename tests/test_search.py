@@ -274,3 +274,15 @@ def test_kb_search_imports_neither_textual_nor_sqlite_utils(kb: KnowledgeBase) -
     ).stdout
     assert "GPU 笔记" in out
     assert out.strip().endswith("LOADED []")
+
+
+def test_dictionary_words_boost_but_never_decide(make_kb) -> None:
+    kb = make_kb(
+        {
+            "server.md": "---\ntitle: 一\n---\n\n我们和服务器的故事很长很长很长很长。\n",
+            "kimono.md": "---\ntitle: 二\n---\n\n她穿着和服的故事很长很长很长很长。\n",
+        }
+    )
+    kb.ingest()
+    hits = [hit.path for hit in kb.search("和服").hits]
+    assert hits == ["kimono.md", "server.md"]  # both contain 和服; one as a word

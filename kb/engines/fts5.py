@@ -34,11 +34,12 @@ COLUMNS = (
 # Title, aliases and tags outrank headings, which outrank body and code; the side streams
 # (parts, single characters, dictionary words) count half of their main stream.
 WEIGHTS = (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25)
-TOKENIZER_VERSION = "1"
+TOKENIZER_VERSION = "2"
+SIDE_COLUMNS = "{title_x meta_x headings_x body_x code_x}"
+_MAX_BOOSTS = 24
 _DDL = (
     f"CREATE VIRTUAL TABLE {TABLE} USING fts5({', '.join(COLUMNS)}, content='', "
-    "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'\", "
-    "prefix='2 3')",
+    "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'\")",
     f"CREATE VIRTUAL TABLE {TABLE}_vocab USING fts5vocab({TABLE}, 'row')",
 )
 _META_SIGNATURE = "fts5_signature"
@@ -129,7 +130,12 @@ def word_expression(text: str, prefix: bool = False) -> str | None:
     runs = list(segments(text))
     for index, run in enumerate(runs):
         if run.kind == "cjk":
-            parts.append(_quote(" ".join(cjk_bigrams(run.text))))
+            if len(run.text) == 1:
+                # A character is the first of a bigram, a one-character run, or the last
+                # of a run (a side token): a prefix query finds all three.
+                parts.append(_quote(run.text) + "*")
+            else:
+                parts.append(_quote(" ".join(cjk_bigrams(run.text))))
             continue
         whole = normalise(run.text)
         if prefix and index == len(runs) - 1:
@@ -262,8 +268,12 @@ class Fts5Engine:
     def search(self, query: Query, limit: int) -> list[EngineHit]:
         builder = _SqlBuilder()
         where = builder.build(query.root)
-        # Rank by every positive term, whichever of them a note matched.
-        ranking = " OR ".join(e for e in (text_expression(t) for t in query.positive_terms()) if e)
+        # Rank by every positive term, whichever of them a note matched, plus the
+        # dictionary words a Chinese term may be (optional boosts, never required).
+        terms = query.positive_terms()
+        ranking = " OR ".join(
+            [e for e in (text_expression(t) for t in terms) if e] + _boosts(terms)
+        )
         weights = ", ".join(str(w) for w in WEIGHTS)
         params: list[object] = []
         if ranking:
@@ -302,6 +312,22 @@ class Fts5Engine:
         ).fetchall()
         candidates = [row[0] for row in rows]
         return difflib.get_close_matches(term, candidates, n=limit, cutoff=0.75)
+
+
+def _boosts(terms: list[Word | Phrase | Field]) -> list[str]:
+    """Every 2+ character piece of each Chinese run, matched against dictionary words."""
+    pieces: list[str] = []
+    for term in terms:
+        text = term.value if isinstance(term, Field) else term.text
+        for run in segments(text):
+            if run.kind != "cjk" or len(run.text) < 2:
+                continue
+            for size in range(len(run.text), 1, -1):
+                pieces.extend(run.text[i : i + size] for i in range(len(run.text) - size + 1))
+    unique = list(dict.fromkeys(pieces))[:_MAX_BOOSTS]
+    if not unique:
+        return []
+    return [f"{SIDE_COLUMNS} : ({' OR '.join(_quote(p) for p in unique)})"]
 
 
 def _title_key(query: Query) -> str:

@@ -1,0 +1,119 @@
+"""The kb command as a user runs it: help, init, finding the knowledge base, exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kb.cli import cli
+from kb.locations import find_knowledge_base, user_config_path
+
+COMMANDS = sorted(cli.commands)
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command: str) -> None:
+    result = CliRunner().invoke(cli, [command, "--help"])
+    assert result.exit_code == 0
+    assert result.output.startswith(f"Usage: cli {command}") or "Usage:" in result.output
+    assert cli.commands[command].help, f"{command} has no help text"
+
+
+def test_init_then_ingest_and_search_from_any_folder(tmp_path: Path, monkeypatch) -> None:
+    runner = CliRunner()
+    home = tmp_path / "mykb"
+    result = runner.invoke(cli, ["init", str(home), "--default"])
+    assert result.exit_code == 0, result.output
+    assert (home / "kb.yaml").is_file()
+    assert user_config_path().is_file()
+    (home / "notes" / "first.md").write_text("# 第一篇\n\n显存带宽\n", encoding="utf-8")
+    elsewhere = tmp_path / "somewhere" / "else"
+    elsewhere.mkdir(parents=True)
+    monkeypatch.chdir(elsewhere)
+    assert runner.invoke(cli, ["ingest"]).exit_code == 0
+    result = runner.invoke(cli, ["search", "--json", "显存"])
+    assert [hit["path"] for hit in json.loads(result.stdout)] == ["first.md"]
+
+
+def test_finding_the_knowledge_base(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "base" / "index").mkdir(parents=True)
+    deep = tmp_path / "base" / "notes" / "a" / "b"
+    deep.mkdir(parents=True)
+    assert find_knowledge_base(cwd=deep) == (tmp_path / "base").resolve()
+    monkeypatch.setenv("KB_HOME", str(tmp_path))
+    assert find_knowledge_base(cwd=deep) == tmp_path.resolve()
+    assert find_knowledge_base(tmp_path / "base", cwd=deep) == (tmp_path / "base").resolve()
+
+
+def test_no_knowledge_base_explains_how_to_make_one(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(cli, ["ingest"])
+    assert result.exit_code == 1
+    assert "kb init" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--kb", str(tmp_path), "ingest", "--rebuild", "x.md"])
+    assert result.exit_code == 2
+    assert CliRunner().invoke(cli, ["search"]).exit_code == 2
+    assert CliRunner().invoke(cli, ["no-such-command"]).exit_code == 2
+
+
+def test_another_ingest_running_exits_3(make_kb) -> None:
+    from kb.ingest import ingest_lock
+
+    kb = make_kb({"a.md": "# a\n"})
+    with ingest_lock(kb.config):
+        result = CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest", "--wait", "0.1"])
+    assert result.exit_code == 3
+    assert "another kb ingest is running" in result.stderr
+
+
+def test_missing_notes_root_exits_1(make_kb) -> None:
+    kb = make_kb({}, config="roots: [missing]\n")
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest"])
+    assert result.exit_code == 1
+    assert "does not exist" in result.stderr
+
+
+def test_unreadable_store_exits_1(make_kb) -> None:
+    kb = make_kb({"a.md": "# a\n"})
+    kb.config.index_dir.mkdir()
+    kb.config.store_path.write_bytes(b"this is not a database" * 100)
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest"])
+    assert result.exit_code == 1
+    assert "cannot open the store" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_installed_kb_command_runs(make_kb) -> None:
+    executable = shutil.which("kb", path=str(Path(sys.executable).parent))
+    assert executable, "the kb command is not installed beside this Python"
+    kb = make_kb({"a.md": "---\ntitle: 装好了\n---\n\nroofline 模型\n"})
+    ingest = subprocess.run(
+        [executable, "--kb", str(kb.home), "ingest", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert ingest.returncode == 0, ingest.stderr
+    assert json.loads(ingest.stdout)["added"] == 1
+    found = subprocess.run(
+        [executable, "--kb", str(kb.home), "search", "roofline"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert found.returncode == 0
+    assert found.stdout.startswith("装好了")
+    module = subprocess.run(
+        [sys.executable, "-m", "kb", "--version"], capture_output=True, text=True, check=False
+    )
+    assert module.stdout.startswith("kb, version")
