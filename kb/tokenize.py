@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import NamedTuple
 
 from kb.text import CJK_CHAR
@@ -107,7 +108,7 @@ def index_streams(text: str, dictionary_words: bool = True) -> tuple[str, str]:
         elif len(run) == 1:
             main.append(run)
         else:
-            main.extend([a + b for a, b in zip(run, run[1:], strict=False)])
+            main.extend([a + b for a, b in pairwise(run)])
             side.append(run[-1])
             if cut is not None and len(run) > 2:
                 side.extend(w for w in cut(run) if len(w) > 1)
