@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -39,8 +40,8 @@ CREATE TABLE notes (
     encoding TEXT NOT NULL,
     word_count INTEGER NOT NULL,
     summary TEXT NOT NULL,
-    text TEXT NOT NULL,
-    code TEXT NOT NULL,
+    text_z BLOB NOT NULL,               -- plain text, zlib-compressed (see pack_text)
+    code_z BLOB NOT NULL,               -- code blocks, zlib-compressed
     front_matter TEXT NOT NULL,         -- JSON
     generation INTEGER NOT NULL         -- store generation that last changed this note
 );
@@ -288,11 +289,15 @@ class Store:
             self.conn.execute("SELECT count(*) FROM notes WHERE root = ?", (root,)).fetchone()[0]
         )
 
-    def note(self, path: str) -> sqlite3.Row | None:
-        return self.conn.execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchone()
+    def note(self, path: str) -> dict[str, Any] | None:
+        return _unpacked(
+            self.conn.execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchone()
+        )
 
-    def note_by_id(self, note_id: int) -> sqlite3.Row | None:
-        return self.conn.execute("SELECT * FROM notes WHERE id = ?", (note_id,)).fetchone()
+    def note_by_id(self, note_id: int) -> dict[str, Any] | None:
+        return _unpacked(
+            self.conn.execute("SELECT * FROM notes WHERE id = ?", (note_id,)).fetchone()
+        )
 
     def notes(self) -> list[sqlite3.Row]:
         return self.conn.execute(
@@ -379,7 +384,7 @@ class Store:
         documents = []
         for note_id in note_ids:
             row = self.conn.execute(
-                "SELECT title, text, code FROM notes WHERE id = ?", (note_id,)
+                "SELECT title, text_z, code_z FROM notes WHERE id = ?", (note_id,)
             ).fetchone()
             if row is None:
                 continue
@@ -395,8 +400,8 @@ class Store:
                         self.terms("series", note_id),
                         self.terms("categories", note_id),
                         headings,
-                        row["text"],
-                        row["code"],
+                        unpack_text(row["text_z"]),
+                        unpack_text(row["code_z"]),
                     ),
                 )
             )
@@ -475,8 +480,8 @@ class Store:
                 "encoding": record.encoding,
                 "word_count": note.word_count,
                 "summary": note.summary,
-                "text": note.text,
-                "code": note.code,
+                "text_z": pack_text(note.text),
+                "code_z": pack_text(note.code),
                 "front_matter": json.dumps(note.front_matter, ensure_ascii=False),
                 "generation": generation,
             }
@@ -602,6 +607,26 @@ class Store:
         self.conn.execute("DELETE FROM notes")
 
 
+def pack_text(text: str) -> bytes:
+    """Note text is kept compressed: it is read only for snippets, and halving it keeps
+    the database under twice the size of the notes."""
+    return zlib.compress(text.encode("utf-8"), 6)
+
+
+def unpack_text(blob: bytes) -> str:
+    return zlib.decompress(blob).decode("utf-8")
+
+
+def _unpacked(row: sqlite3.Row | None) -> dict[str, Any] | None:
+    """A note row as a dict, with ``text`` and ``code`` in place of their packed columns."""
+    if row is None:
+        return None
+    note = dict(row)
+    note["text"] = unpack_text(note.pop("text_z"))
+    note["code"] = unpack_text(note.pop("code_z"))
+    return note
+
+
 def _term_table(kind: str) -> str:
     if kind not in TERM_KINDS:
         raise ValueError(f"unknown term kind {kind!r}")
@@ -616,7 +641,3 @@ def _like_prefix(prefix: str) -> str:
 def _statements(script: str) -> list[str]:
     """Split a schema script into statements (none of ours holds a ';' inside a string)."""
     return [s.strip() for s in script.split(";") if s.strip()]
-
-
-def row_to_dict(row: sqlite3.Row | None) -> dict[str, Any] | None:
-    return dict(row) if row is not None else None

@@ -36,7 +36,9 @@ def links(text: str, path: str = "a.md") -> list[tuple[str, str, str, int]]:
         ('{{< ref "cs336/l2.md" >}}', [("hugo-ref", "cs336/l2.md", "", 1)]),
         ('{{< relref "p.md#sec" >}}', [("hugo-ref", "p.md", "sec", 1)]),
         ('[这篇]({{< ref "posts/moe.md" >}})', [("hugo-ref", "posts/moe.md", "", 1)]),
-        ("[FSDP][f]\n\n[f]: fsdp/index.md", [("markdown", "fsdp/index.md", "", 1)]),
+        ("[FSDP][f]\n\n[f]: fsdp/index.md", [("reference", "fsdp/index.md", "", 1)]),
+        ("[f]\n\n[f]: fsdp/index.md", [("reference", "fsdp/index.md", "", 1)]),
+        ("[t](<a b.md>)", [("markdown", "a b.md", "", 1)]),
         ('text\n\n[todo]: dev/todo.md "Todo"', [("reference", "dev/todo.md", "", 3)]),
         ("line one\nline two [t](b.md)", [("markdown", "b.md", "", 2)]),
         # look-alikes in code are not links

@@ -13,6 +13,7 @@ from functools import cache
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline import link as commonmark_link
 from markdown_it.token import Token
 
 from kb.models import Heading, Link
@@ -61,6 +62,19 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     return True
 
 
+def _link_rule(state: StateInline, silent: bool) -> bool:
+    """CommonMark's link rule, marking links written reference-style (``[text][label]``)."""
+    start, tokens_before = state.pos, len(state.tokens)
+    if not commonmark_link(state, silent):
+        return False
+    if not silent and not state.src[start : state.pos].endswith(")"):
+        for token in state.tokens[tokens_before:]:
+            if token.type == "link_open":
+                token.meta["reference"] = True
+                break
+    return True
+
+
 def _hugo_ref_rule(state: StateInline, silent: bool) -> bool:
     char = state.src[state.pos]
     if char == "[":
@@ -104,6 +118,7 @@ def markdown_parser() -> MarkdownIt:
 
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
     md.use(footnote_plugin)
+    md.inline.ruler.at("link", _link_rule)
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
     md.inline.ruler.before("wikilink", "hugo_ref", _hugo_ref_rule)
     md.inline.ruler.after("text", "hashtag", _hashtag_rule)
@@ -170,7 +185,9 @@ class _Walker:
                 line += 1
             elif kind == "link_open":
                 in_link += 1
-                self.add_href(str(child.attrs.get("href", "")), "markdown", line, child, children)
+                link_kind = "reference" if child.meta.get("reference") else "markdown"
+                href = str(child.attrs.get("href", ""))
+                self.add_href(href, link_kind, line, child, children)
             elif kind == "link_close":
                 in_link = max(0, in_link - 1)
             elif kind == "image":
