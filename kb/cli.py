@@ -6,6 +6,7 @@ Each command imports only what it uses, so ``kb search`` starts fast.
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,12 @@ class KbGroup(click.Group):
             return super().invoke(ctx)
         except KbError as exc:
             raise KbCommandError(str(exc), exc.exit_code) from None
+        except sqlite3.DatabaseError as exc:
+            message = (
+                f"the store cannot be used ({exc}); 'kb ingest --rebuild' recreates it "
+                "from the notes"
+            )
+            raise KbCommandError(message, 1) from None
         except KeyboardInterrupt:
             click.echo("kb: interrupted; nothing was changed by the unfinished step", err=True)
             ctx.exit(EXIT_INTERRUPTED)

@@ -74,8 +74,8 @@ class LoadResult:
     problems: list[Problem] = field(default_factory=list)
 
 
-def read_bytes(path: Path) -> tuple[bytes, os.stat_result]:
-    with path.open("rb") as handle:
+def read_bytes(path: str) -> tuple[bytes, os.stat_result]:
+    with open(path, "rb") as handle:  # noqa: PTH123 - a str path: no Path object per file
         info = os.fstat(handle.fileno())
         return handle.read(), info
 

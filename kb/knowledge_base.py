@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.config import Config, load_config
-from kb.errors import KbError
+from kb.errors import KbError, StoreError
 from kb.locations import find_knowledge_base
 from kb.store import Store
 
@@ -50,15 +51,33 @@ class KnowledgeBase:
         lock_wait: float | None = None,
     ) -> IngestStats:
         """Bring the store up to date with the notes (all roots, or only ``paths``)."""
-        from kb.ingest import Ingester, ingest_lock
+        from kb.ingest import ingest_lock
 
         with ingest_lock(self.config, lock_wait):
-            store = Store.open(self.config.store_path, create=True)
+            self._reset_reader()
             try:
-                return Ingester(self.config, store, progress).run(paths, rebuild=rebuild)
-            finally:
-                store.close()
-                self._reset_reader()
+                return self._ingest_locked(paths, rebuild, progress)
+            except (StoreError, sqlite3.DatabaseError):
+                if not rebuild:
+                    raise
+            # Starting over must work whatever state the database is in: remove it.
+            self._delete_store_files()
+            return self._ingest_locked(paths, rebuild, progress)
+
+    def _ingest_locked(
+        self, paths: list[Path] | None, rebuild: bool, progress: ProgressCallback | None
+    ) -> IngestStats:
+        from kb.ingest import Ingester
+
+        store = Store.open(self.config.store_path, create=True)
+        try:
+            return Ingester(self.config, store, progress).run(paths, rebuild=rebuild)
+        finally:
+            store.close()
+
+    def _delete_store_files(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            Path(f"{self.config.store_path}{suffix}").unlink(missing_ok=True)
 
     def ingest_file(self, path: Path) -> IngestStats:
         """Refresh one note file (the editing loop calls this after ``$EDITOR`` returns)."""

@@ -22,7 +22,7 @@ class NoteFile:
     path: str  # note id: rel, prefixed with the root's name when there are several roots
     root: str
     rel: str  # POSIX path inside the root
-    abs_path: Path
+    abs_path: str
     size: int
     mtime_ns: int
 
@@ -44,93 +44,105 @@ def is_note_name(name: str) -> bool:
 def scan_root(root: NotesRoot, config: Config, start: Path | None = None) -> ScanResult:
     """Every note file under ``start`` (default: the whole root), each real file once."""
     result = ScanResult()
-    root_real = Path(os.path.realpath(root.path))
+    root_real = os.path.realpath(root.path)
     start = start or root.path
     if start.is_file():
-        _add_file(result, root, config, start, _rel(root.path, start), root_real)
+        rel = start.relative_to(root.path).as_posix()
+        try:
+            info = start.stat()
+        except OSError:
+            return result
+        _add_file(result, root, config, str(start), rel, info)
         return result
-    seen_dirs: set[tuple[int, int]] = set()
     seen_files: set[tuple[int, int]] = set()
-    linked: list[tuple[Path, str]] = []
-    for abs_path, rel, via_link in _walk(root, config, start, root_real, seen_dirs, result):
+    linked: list[tuple[os.DirEntry[str], str]] = []
+    rel_start = start.relative_to(root.path).as_posix() if start != root.path else ""
+    # Plain strings, not Path objects: a no-op ingest of 10,000 notes is mostly this loop.
+    for entry, rel, via_link in _walk(root, config, str(start), rel_start, root_real, result):
         if via_link:
-            linked.append((abs_path, rel))
-        else:
-            _add_file(result, root, config, abs_path, rel, root_real, seen_files)
+            linked.append((entry, rel))
+            continue
+        _add_entry(result, root, config, entry, rel, seen_files)
     # Files reached through a symlink count only when their real file was not seen directly.
-    for abs_path, rel in linked:
-        _add_file(result, root, config, abs_path, rel, root_real, seen_files)
+    for entry, rel in linked:
+        _add_entry(result, root, config, entry, rel, seen_files)
     return result
 
 
 def _walk(
     root: NotesRoot,
     config: Config,
-    start: Path,
-    root_real: Path,
-    seen_dirs: set[tuple[int, int]],
+    start: str,
+    rel_start: str,
+    root_real: str,
     result: ScanResult,
-) -> Iterator[tuple[Path, str, bool]]:
-    stack: list[tuple[Path, bool]] = [(start, False)]
+) -> Iterator[tuple[os.DirEntry[str], str, bool]]:
+    seen_dirs: set[tuple[int, int]] = set()
+    stack: list[tuple[str, str, bool]] = [(start, rel_start, False)]
     while stack:
-        folder, via_link = stack.pop()
+        folder, folder_rel, via_link = stack.pop()
         try:
-            info = folder.stat()
+            info = os.stat(folder)  # noqa: PTH116 - str paths keep the walk cheap
+            if (info.st_dev, info.st_ino) in seen_dirs:
+                continue  # a symlink loop, or a folder linked twice
+            seen_dirs.add((info.st_dev, info.st_ino))
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
         except OSError as exc:
-            _problem(result, root, config, _rel(root.path, folder), "unreadable", str(exc))
+            _problem(result, root, config, folder_rel, "unreadable", str(exc))
             continue
-        if (info.st_dev, info.st_ino) in seen_dirs:
-            continue  # a symlink loop, or a folder linked twice
-        seen_dirs.add((info.st_dev, info.st_ino))
-        try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError as exc:
-            _problem(result, root, config, _rel(root.path, folder), "unreadable", str(exc))
-            continue
+        prefix = f"{folder_rel}/" if folder_rel else ""
         for entry in entries:
-            rel = _rel(root.path, Path(entry.path))
-            if _excluded(entry.name, rel, config, top_level=folder == root.path):
-                continue
-            is_link = entry.is_symlink()
-            if is_link and not _link_allowed(entry, root_real, config):
-                if entry.is_dir() or is_note_name(entry.name):
-                    _problem(
-                        result,
-                        root,
-                        config,
-                        rel,
-                        "symlink",
-                        "symlink points outside the notes root; not followed "
-                        "(set follow_external_symlinks: true to follow)",
-                    )
+            rel = prefix + entry.name
+            if _excluded(entry.name, rel, config, top_level=not folder_rel):
                 continue
             try:
+                is_link = entry.is_symlink()
+                if is_link and not _link_allowed(entry.path, root_real, config):
+                    if entry.is_dir() or is_note_name(entry.name):
+                        _problem(result, root, config, rel, "symlink", _OUTSIDE_LINK)
+                    continue
                 if entry.is_dir():
-                    stack.append((Path(entry.path), via_link or is_link))
-                elif entry.is_file() and is_note_name(entry.name):
-                    yield Path(entry.path), rel, via_link or is_link
+                    stack.append((entry.path, rel, via_link or is_link))
+                elif is_note_name(entry.name) and entry.is_file():
+                    yield entry, rel, via_link or is_link
             except OSError:
                 continue
+
+
+_OUTSIDE_LINK = (
+    "symlink points outside the notes root; not followed "
+    "(set follow_external_symlinks: true to follow)"
+)
+
+
+def _add_entry(
+    result: ScanResult,
+    root: NotesRoot,
+    config: Config,
+    entry: os.DirEntry[str],
+    rel: str,
+    seen_files: set[tuple[int, int]],
+) -> None:
+    try:
+        info = entry.stat()
+    except OSError:
+        return  # vanished between listing and stat: not a note now
+    key = (info.st_dev, info.st_ino)
+    if key in seen_files:
+        return
+    seen_files.add(key)
+    _add_file(result, root, config, entry.path, rel, info)
 
 
 def _add_file(
     result: ScanResult,
     root: NotesRoot,
     config: Config,
-    abs_path: Path,
+    abs_path: str,
     rel: str,
-    root_real: Path,
-    seen_files: set[tuple[int, int]] | None = None,
+    info: os.stat_result,
 ) -> None:
-    try:
-        info = abs_path.stat()
-    except OSError:
-        return  # vanished between listing and stat: not a note now
-    if seen_files is not None:
-        key = (info.st_dev, info.st_ino)
-        if key in seen_files:
-            return
-        seen_files.add(key)
     path = note_path(root, rel, config)
     result.files[path] = NoteFile(path, root.name, rel, abs_path, info.st_size, info.st_mtime_ns)
 
@@ -146,15 +158,11 @@ def _excluded(name: str, rel: str, config: Config, top_level: bool) -> bool:
     )
 
 
-def _link_allowed(entry: os.DirEntry, root_real: Path, config: Config) -> bool:
+def _link_allowed(path: str, root_real: str, config: Config) -> bool:
     if config.follow_external_symlinks:
         return True
-    target = Path(os.path.realpath(entry.path))
-    return target == root_real or root_real in target.parents
-
-
-def _rel(root: Path, path: Path) -> str:
-    return path.relative_to(root).as_posix() if path != root else ""
+    target = os.path.realpath(path)
+    return target == root_real or target.startswith(root_real + os.sep)
 
 
 def _problem(

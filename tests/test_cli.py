@@ -117,3 +117,13 @@ def test_installed_kb_command_runs(make_kb) -> None:
         [sys.executable, "-m", "kb", "--version"], capture_output=True, text=True, check=False
     )
     assert module.stdout.startswith("kb, version")
+
+
+def test_rebuild_recovers_a_damaged_store(make_kb) -> None:
+    kb = make_kb({"a.md": "# 还在\n"})
+    kb.config.index_dir.mkdir()
+    kb.config.store_path.write_bytes(b"garbage" * 1000)
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest", "--rebuild", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["added"] == 1
+    assert [hit.path for hit in kb.search("还在").hits] == ["a.md"]

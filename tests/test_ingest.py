@@ -300,8 +300,8 @@ def test_unreadable_file_is_skipped_with_the_os_error(make_kb, monkeypatch) -> N
 
     real_read = ingest_module.read_bytes
 
-    def read(path: Path):
-        if path.name == "secret.md":
+    def read(path: str):
+        if Path(path).name == "secret.md":
             raise PermissionError(13, "Permission denied", str(path))
         return real_read(path)
 
@@ -371,9 +371,9 @@ def test_file_deleted_while_ingest_runs(make_kb, tmp_path: Path, monkeypatch) ->
     (tmp_path / "notes/new.md").write_text("# new\n", encoding="utf-8")
     real_read = ingest_module.read_bytes
 
-    def read_after_delete(path: Path):
-        if path.name in ("goes.md", "new.md"):
-            path.unlink()  # another program deletes it between the scan and the read
+    def read_after_delete(path: str):
+        if Path(path).name in ("goes.md", "new.md"):
+            Path(path).unlink()  # another program deletes it between the scan and the read
         return real_read(path)
 
     monkeypatch.setattr(ingest_module, "read_bytes", read_after_delete)
