@@ -455,3 +455,27 @@ def test_ingest_json_counts_from_the_cli(make_kb, tmp_path: Path) -> None:
         k: counts[k] for k in ("added", "updated", "moved", "removed", "unchanged", "warnings")
     } == {"added": 2, "updated": 0, "moved": 0, "removed": 0, "unchanged": 0, "warnings": 1}
     assert "bad.md:" in result.stderr
+
+
+def test_ctrl_c_on_a_real_ingest_process(make_kb, tmp_path: Path) -> None:
+    """SIGINT to a running `kb ingest` (with worker processes): exit 130, nothing half-done."""
+    import signal
+
+    body = "## 小节\n\n" + "显存带宽是GPU的瓶颈，roofline 模型说明了一切。\n\n" * 40
+    kb = make_kb({f"d{i % 20}/n{i}.md": f"# 笔记 {i}\n\n{body}" for i in range(3000)})
+    process = subprocess.Popen(
+        [sys.executable, "-m", "kb", "--kb", str(tmp_path), "ingest"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(1.0)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "interrupted" in stderr
+    assert "Traceback" not in stderr
+    if kb.config.store_path.exists():
+        assert kb.store.count_notes() == 0
+    stats = kb.ingest()
+    assert stats.added == 3000
