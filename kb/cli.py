@@ -17,6 +17,7 @@ from kb import __version__
 from kb.errors import KbError
 
 if TYPE_CHECKING:
+    from kb.connections import Connections
     from kb.ingest import IngestStats
     from kb.knowledge_base import KnowledgeBase
     from kb.search import SearchHit
@@ -194,6 +195,123 @@ def search(
         hint = f" (did you mean: {results.suggestion}?)" if results.suggestion else ""
         click.echo(f"kb: no notes match {' '.join(query)!r}{hint}", err=True)
         ctx.exit(1)
+
+
+@cli.command()
+@click.argument("note")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print an object with the lists outgoing, backlinks, mentions, related.",
+)
+@click.option(
+    "-n",
+    "--related",
+    "related_limit",
+    type=click.IntRange(0, 100),
+    default=10,
+    show_default=True,
+    help="How many related notes to show.",
+)
+@click.pass_context
+def links(ctx: click.Context, note: str, as_json: bool, related_limit: int) -> None:
+    """Show how NOTE connects: its links, backlinks, unlinked mentions and related notes.
+
+    NOTE is a path (relative to this folder or to the notes root), a title or an alias.
+    Exit codes: 0 shown, 1 no store yet, 2 NOTE matches no note or several.
+    """
+    kb = _open(ctx)
+    found = kb.connections(kb.find_note(note), related_limit=related_limit)
+    if as_json:
+        click.echo(json.dumps(found.as_json(), ensure_ascii=False, indent=2))
+        return
+    _print_connections(found)
+
+
+def _print_connections(found: Connections) -> None:
+    from kb.text import one_line
+
+    click.echo(f"{found.note.title}\n{one_line(found.note.path)}")
+    note_links = [x for x in found.outgoing if x.status not in ("external", "attachment")]
+    external = len(found.outgoing) - len(note_links)
+    click.echo(f"\nLinks ({len(note_links)}{f', {external} external' if external else ''})")
+    for link in sorted(note_links, key=lambda x: (not x.rel, x.rel, x.line)):
+        label = f"{link.rel}: " if link.rel else ""
+        written = one_line(link.target + (f"#{link.anchor}" if link.anchor else ""))
+        if link.resolved:
+            flag = {"ambiguous": "  (ambiguous)", "missing-heading": "  (no such heading)"}
+            click.echo(
+                f"  {label}{link.title}  {link.path}  :{link.line}{flag.get(link.status, '')}"
+            )
+        else:
+            click.echo(f"  {label}{written}  :{link.line}  (unresolved)")
+    click.echo(f"\nBacklinks ({len(found.backlinks)})")
+    for back in sorted(found.backlinks, key=lambda b: (not b.rel, b.rel, b.path)):
+        label = f"{back.rel}: " if back.rel else ""
+        click.echo(f"  {label}{back.title}  {one_line(back.path)}:{back.line}")
+    click.echo(f"\nMentions ({len(found.mentions)})")
+    for mention in found.mentions:
+        where = f":{mention.line}" if mention.line else ""
+        click.echo(f"  {mention.title}  {one_line(mention.path)}{where}  “{mention.context}”")
+    click.echo(f"\nRelated ({len(found.related)})")
+    for item in found.related:
+        click.echo(f"  {item.title}  {one_line(item.path)}\n      {item.reason}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the problems as a JSON list.")
+@click.pass_context
+def check(ctx: click.Context, as_json: bool) -> None:
+    """Report broken note links (file:line), links to missing headings, ambiguous
+    wikilinks, duplicate titles and files with parse warnings.
+
+    Exit codes: 0 no problems, 1 problems found (or no store yet).
+    """
+    from dataclasses import asdict
+
+    from kb.text import one_line
+
+    problems = _open(ctx).check()
+    if as_json:
+        click.echo(json.dumps([asdict(p) for p in problems], ensure_ascii=False, indent=2))
+    else:
+        for problem in problems:
+            where = f"{problem.path}:{problem.line}" if problem.line else problem.path
+            click.echo(f"{one_line(where)}: {problem.kind}: {one_line(problem.message)}")
+        click.echo(f"{len(problems)} problem{'s' if len(problems) != 1 else ''}", err=True)
+    if problems:
+        ctx.exit(1)
+
+
+@cli.command()
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["dot", "json", "mermaid"]),
+    default="dot",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--mentions",
+    "with_mentions",
+    is_flag=True,
+    help="Add unlinked mentions as dashed edges (one query per note).",
+)
+@click.option(
+    "--related",
+    "with_related",
+    is_flag=True,
+    help="Add each note's three most related notes as dashed edges.",
+)
+@click.pass_context
+def graph(ctx: click.Context, fmt: str, with_mentions: bool, with_related: bool) -> None:
+    """Export the link graph (explicit links; optionally mentions and related notes)."""
+    from kb.graph import render
+
+    kb = _open(ctx)
+    click.echo(render(kb.graph(with_mentions, with_related), fmt))
 
 
 def _print_hits(hits: list[SearchHit]) -> None:

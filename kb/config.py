@@ -37,6 +37,7 @@ class Config:
     site_url: str = ""
     engine: str = "fts5"
     lock_wait_seconds: float = 5.0
+    mention_terms: dict[str, str] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -75,8 +76,18 @@ def load_config(home: Path) -> Config:
         site_url=str(raw.get("site_url") or "").rstrip("/"),
         engine=str(raw.get("engine", "fts5")),
         lock_wait_seconds=float(raw.get("lock_wait_seconds", 5.0)),
+        mention_terms=_mention_terms(raw.get("mention_terms")),
         raw=raw,
     )
+
+
+def _mention_terms(value: Any) -> dict[str, str]:
+    """``{term: note}``: words that mention a note wherever they appear (Redis, CS336)."""
+    if not value:
+        return {}
+    if not isinstance(value, dict):
+        raise KbError("mention_terms: must map each term to a note, such as Redis: redis.md")
+    return {str(term): str(note) for term, note in value.items()}
 
 
 def parse_size(value: Any) -> int:

@@ -210,6 +210,9 @@ class Ingester:
 
         self.index: IndexWriter = Fts5Writer(store.conn)
         self.index_is_empty = False  # then there is nothing in it to delete
+        # For link resolution: notes written this run, and the names notes had before.
+        self.written_ids: set[int] = set()
+        self.old_link_keys: set[str] = set()
 
     def run(self, targets: Iterable[Path] | None = None, rebuild: bool = False) -> IngestStats:
         started = time.perf_counter()
@@ -241,6 +244,7 @@ class Ingester:
             if self.index_is_empty and not rebuild:
                 self._index_from_store(exclude=indexed)
             self.index.mark_synced(self.store.generation)
+            self._resolve_links(full=rebuild)
         self.stats.seconds = time.perf_counter() - started
         return self.stats
 
@@ -323,10 +327,12 @@ class Ingester:
 
     def _write(self, batch: list[NoteRecord]) -> list[int]:
         """Write a batch of notes to the store and the index; returns their ids."""
+        existing = list(self.store.ids_of(r.path for r in batch).values())
+        self._remember_names(existing)
         if not self.index_is_empty:
-            existing = self.store.ids_of(r.path for r in batch).values()
             self.index.delete(self.store.search_documents(existing))
         ids = self.store.write_notes(batch, self._bump())
+        self.written_ids.update(ids)
         for note_id, record in zip(ids, batch, strict=True):
             self.index.add(note_id, record.streams or _streams(record.parsed))
         return ids
@@ -336,10 +342,45 @@ class Ingester:
         paths = list(paths)
         if not paths:
             return 0
+        existing = list(self.store.ids_of(paths).values())
+        self._remember_names(existing)
         if not self.index_is_empty:
-            existing = self.store.ids_of(paths).values()
             self.index.delete(self.store.search_documents(existing))
         return self.store.remove_notes(paths, self._bump())
+
+    def _remember_names(self, note_ids: list[int]) -> None:
+        """Keep the names notes had before this run changes them: links that looked those
+        names up must be resolved again."""
+        for name in self.store.note_names(note_ids):
+            self.old_link_keys.update(name.keys())
+
+    def _resolve_links(self, full: bool) -> None:
+        """Point links at their notes again where this run may have changed the answer."""
+        from kb.links import LinkIndex
+
+        if not (self.generation or self.store.has_new_links()):
+            return
+        names = self.store.note_names()
+        cache: dict[int, set[str]] = {}
+
+        def headings(note_id: int) -> set[str]:
+            if note_id not in cache:
+                cache[note_id] = self.store.heading_slugs(note_id)
+            return cache[note_id]
+
+        index = LinkIndex.build(names, self.config.site_url, headings)
+        if full:
+            links = self.store.links_to_resolve(None)
+        else:
+            keys = set(self.old_link_keys)
+            for note in self.store.note_names(self.written_ids):
+                keys.update(note.keys())
+            links = self.store.links_to_resolve(self.written_ids, keys)
+        updates = []
+        for link in links:
+            found = index.resolve(link)
+            updates.append((found.target_id, found.status, found.key, link.id))
+        self.store.set_link_targets(updates)
 
     def _index_from_store(self, exclude: set[int]) -> None:
         """Fill a new (or re-created) index from the notes already in the store."""
@@ -404,6 +445,7 @@ class Ingester:
             if moved_from is not None:
                 removed.discard(moved_from)
                 file = result.file
+                self._remember_names([stamps[moved_from].note_id or 0])
                 self.store.move_note(
                     stamps[moved_from].note_id or 0,
                     path,

@@ -13,7 +13,9 @@ from kb.locations import find_knowledge_base
 from kb.store import Store
 
 if TYPE_CHECKING:
+    from kb.connections import CheckProblem, Connections, Mention, NoteRef, Related
     from kb.engines import SearchEngine
+    from kb.graph import Graph
     from kb.ingest import IngestStats
     from kb.search import SearchResults
 
@@ -26,6 +28,7 @@ class KnowledgeBase:
     def __init__(self, config: Config) -> None:
         self.config = config
         self._store: Store | None = None
+        self._related_cache: dict[tuple[int, int, int], list[Related]] = {}
 
     @classmethod
     def open(cls, home: Path | str | None = None, cwd: Path | None = None) -> KnowledgeBase:
@@ -100,6 +103,86 @@ class KnowledgeBase:
         from kb.search import run_search
 
         return run_search(self.store, self.engine(), text, limit=limit, prefix_last=prefix)
+
+    # -- connections ------------------------------------------------------------------
+
+    def find_note(self, ref: str, cwd: Path | None = None) -> NoteRef:
+        """A note from a path (relative to ``cwd`` or a notes root), a title or an alias."""
+        from kb.connections import find_note
+
+        roots = {root.name: root.path for root in self.config.roots}
+        return find_note(self.store, ref, roots, cwd or Path.cwd(), self.config.prefixed)
+
+    def connections(self, note: NoteRef, related_limit: int = 10) -> Connections:
+        """Outgoing links, backlinks, unlinked mentions and related notes of one note."""
+        from kb.connections import Connections, backlinks, outgoing
+
+        return Connections(
+            note,
+            outgoing=outgoing(self.store, note.id),
+            backlinks=backlinks(self.store, note.id),
+            mentions=self.mentions(note.id),
+            related=self.related(note.id, related_limit),
+        )
+
+    def mentions(self, note_id: int) -> list[Mention]:
+        from kb.connections import mentions
+
+        return mentions(
+            self.store, self.engine(), note_id, self.note_file, self._mention_terms(note_id)
+        )
+
+    def related(self, note_id: int, limit: int = 10) -> list[Related]:
+        """Related notes with reasons; cached until the store changes."""
+        from kb.connections import related
+
+        key = (note_id, limit, self.store.generation)
+        if key not in self._related_cache:
+            self._related_cache[key] = related(self.store, self.engine(), note_id, limit)
+        return self._related_cache[key]
+
+    def check(self) -> list[CheckProblem]:
+        from kb.connections import check
+
+        return check(self.store)
+
+    def graph(self, with_mentions: bool = False, with_related: bool = False) -> Graph:
+        """The link graph; mentions and related notes on request (they cost a query each)."""
+        from kb.graph import Graph, GraphEdge, GraphNode
+        from kb.text import one_line
+
+        graph = Graph(
+            [
+                GraphNode(row["id"], row["path"], one_line(row["title"]))
+                for row in self.store.notes()
+            ]
+        )
+        by_path = {node.path: node.id for node in graph.nodes}
+        graph.edges = [
+            GraphEdge(row["source_id"], row["target_id"], row["rel"] or "link")
+            for row in self.store.graph_edges()
+        ]
+        for node in graph.nodes:
+            if with_mentions:
+                graph.edges += [
+                    GraphEdge(by_path[m.path], node.id, "mention") for m in self.mentions(node.id)
+                ]
+            if with_related:
+                graph.edges += [
+                    GraphEdge(node.id, by_path[r.path], "related") for r in self.related(node.id, 3)
+                ]
+        return graph
+
+    def _mention_terms(self, note_id: int) -> list[str]:
+        """Configured terms (``mention_terms`` in kb.yaml) that name this note."""
+        terms = []
+        for term, ref in self.config.mention_terms.items():
+            try:
+                if self.find_note(ref, cwd=self.home).id == note_id:
+                    terms.append(term)
+            except KbError:
+                continue
+        return terms
 
     def note_file(self, root: str, rel: str) -> Path:
         """The file of a note, from its root's name and its path inside the root."""

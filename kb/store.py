@@ -18,6 +18,7 @@ from typing import Any
 
 from kb.documents import SearchDocument, search_document
 from kb.errors import StoreError
+from kb.links import LinkToResolve, NoteName
 from kb.models import ParsedNote, Problem
 
 SCHEMA_VERSION = 1
@@ -99,10 +100,14 @@ CREATE TABLE links (
     rel TEXT NOT NULL,                  -- front-matter key of a typed link, else ''
     text TEXT NOT NULL,
     line INTEGER NOT NULL,
-    target_id INTEGER REFERENCES notes(id) ON DELETE SET NULL  -- resolved note, NULL if none
+    target_id INTEGER REFERENCES notes(id) ON DELETE SET NULL,  -- resolved note, NULL if none
+    status TEXT NOT NULL DEFAULT 'new', -- resolved | ambiguous | missing-heading | broken
+                                        -- | external | attachment | new (not yet resolved)
+    target_key TEXT NOT NULL DEFAULT '' -- the name or path it looks up (kb.links.link_key)
 );
 CREATE INDEX links_source ON links(source_id);
 CREATE INDEX links_target ON links(target_id);
+CREATE INDEX links_key ON links(target_key);
 CREATE TABLE problems (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL,                 -- a note path, or a file that could not become one
@@ -406,6 +411,194 @@ class Store:
                 )
             )
         return documents
+
+    # -- links ------------------------------------------------------------------------
+
+    def note_names(self, note_ids: Iterable[int] | None = None) -> list[NoteName]:
+        """Every name each note goes by (all notes when ``note_ids`` is None)."""
+        if note_ids is None:
+            rows = self.conn.execute("SELECT id, root, rel, title, slug FROM notes").fetchall()
+            alias_rows = self.conn.execute("SELECT note_id, alias, kind FROM aliases").fetchall()
+        else:
+            ids = list(note_ids)
+            if not ids:
+                return []
+            with self._id_table(ids) as table:
+                rows = self.conn.execute(
+                    f"SELECT id, root, rel, title, slug FROM notes WHERE id IN "
+                    f"(SELECT id FROM {table})"
+                ).fetchall()
+                alias_rows = self.conn.execute(
+                    f"SELECT note_id, alias, kind FROM aliases WHERE note_id IN "
+                    f"(SELECT id FROM {table})"
+                ).fetchall()
+        names: dict[int, list[str]] = {}
+        urls: dict[int, list[str]] = {}
+        for note_id, alias, kind in alias_rows:
+            (names if kind == "name" else urls).setdefault(note_id, []).append(alias)
+        return [
+            NoteName(
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                row[4],
+                tuple(names.get(row[0], ())),
+                tuple(urls.get(row[0], ())),
+            )
+            for row in rows
+        ]
+
+    def outgoing_links(self, note_id: int) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT l.*, t.path AS target_path, t.title AS target_title FROM links l "
+            "LEFT JOIN notes t ON t.id = l.target_id WHERE l.source_id = ? "
+            "ORDER BY l.line, l.id",
+            (note_id,),
+        ).fetchall()
+
+    def backlinks(self, note_id: int) -> list[sqlite3.Row]:
+        """Links from other notes to this one: one query."""
+        return self.conn.execute(
+            "SELECT l.*, s.path AS source_path, s.title AS source_title FROM links l "
+            "JOIN notes s ON s.id = l.source_id WHERE l.target_id = ? AND l.source_id != ? "
+            "ORDER BY s.path, l.line",
+            (note_id, note_id),
+        ).fetchall()
+
+    def link_neighbours(self, note_id: int) -> tuple[set[int], set[int]]:
+        """Notes this one links to, and notes that link to it."""
+        targets = {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT DISTINCT target_id FROM links WHERE source_id = ? "
+                "AND target_id IS NOT NULL AND target_id != ?",
+                (note_id, note_id),
+            )
+        }
+        sources = {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT DISTINCT source_id FROM links WHERE target_id = ? AND source_id != ?",
+                (note_id, note_id),
+            )
+        }
+        return targets, sources
+
+    def co_linked(self, note_id: int) -> list[tuple[int, int, int]]:
+        """(other note, shared note, that note's link count) for notes that link to the same
+        notes as this one or are linked from the same notes (coupling and co-citation)."""
+        return [
+            (row[0], row[1], row[2])
+            for row in self.conn.execute(
+                "SELECT b.source_id, a.target_id, (SELECT count(*) FROM links c"
+                "  WHERE c.target_id = a.target_id) FROM links a"
+                " JOIN links b ON b.target_id = a.target_id"
+                " WHERE a.source_id = ?1 AND a.target_id IS NOT NULL AND b.source_id != ?1"
+                "   AND a.target_id != ?1"
+                " UNION"
+                " SELECT b.target_id, a.source_id, (SELECT count(*) FROM links c"
+                "  WHERE c.source_id = a.source_id) FROM links a"
+                " JOIN links b ON b.source_id = a.source_id"
+                " WHERE a.target_id = ?1 AND b.target_id IS NOT NULL AND b.target_id != ?1"
+                "   AND a.source_id != ?1",
+                (note_id,),
+            )
+        ]
+
+    def notes_sharing_terms(self, kind: str, note_id: int) -> list[tuple[int, str, int]]:
+        """(other note, shared tag/series name, how many notes have it)."""
+        table = _term_table(kind)
+        return [
+            (row[0], row[1], row[2])
+            for row in self.conn.execute(
+                f"SELECT o.note_id, t.name, (SELECT count(*) FROM note_{table} c "
+                f" WHERE c.{table}_id = t.id) FROM note_{table} mine "
+                f"JOIN {table} t ON t.id = mine.{table}_id "
+                f"JOIN note_{table} o ON o.{table}_id = mine.{table}_id "
+                f"AND o.note_id != mine.note_id WHERE mine.note_id = ?",
+                (note_id,),
+            )
+        ]
+
+    def link_problems(self) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT n.path, l.line, l.kind, l.target, l.anchor, l.status, t.path AS target_path "
+            "FROM links l JOIN notes n ON n.id = l.source_id LEFT JOIN notes t "
+            "ON t.id = l.target_id WHERE l.status IN ('broken', 'missing-heading', 'ambiguous') "
+            "ORDER BY n.path, l.line"
+        ).fetchall()
+
+    def duplicate_titles(self) -> list[list[str]]:
+        groups: dict[str, list[str]] = {}
+        for title, path in self.conn.execute(
+            "SELECT title, path FROM notes WHERE lower(title) IN (SELECT lower(title) "
+            "FROM notes GROUP BY lower(title) HAVING count(*) > 1) ORDER BY path"
+        ):
+            groups.setdefault(title.casefold(), []).append(path)
+        return list(groups.values())
+
+    def graph_edges(self) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT DISTINCT source_id, target_id, kind, rel FROM links "
+            "WHERE target_id IS NOT NULL AND target_id != source_id "
+            "ORDER BY source_id, target_id"
+        ).fetchall()
+
+    def has_new_links(self) -> bool:
+        """Links never resolved (a store from before link resolution existed)."""
+        row = self.conn.execute("SELECT 1 FROM links WHERE status = 'new' LIMIT 1").fetchone()
+        return row is not None
+
+    def heading_slugs(self, note_id: int) -> set[str]:
+        return {
+            row[0]
+            for row in self.conn.execute("SELECT slug FROM headings WHERE note_id = ?", (note_id,))
+        }
+
+    def links_to_resolve(
+        self, changed: Iterable[int] | None, keys: Iterable[str] = ()
+    ) -> list[LinkToResolve]:
+        """Links whose target may have changed: from or to ``changed`` notes, unresolved
+        ones, and those looking up any of ``keys``. All links when ``changed`` is None."""
+        columns = "id, source_id, target, anchor, kind"
+        if changed is None:
+            rows = self.conn.execute(f"SELECT {columns} FROM links").fetchall()
+        else:
+            with self._id_table(list(changed)) as ids, self._key_table(list(keys)) as key_table:
+                rows = self.conn.execute(
+                    f"SELECT {columns} FROM links WHERE source_id IN (SELECT id FROM {ids}) "
+                    f"OR target_id IN (SELECT id FROM {ids}) "
+                    f"OR (target_id IS NULL AND status NOT IN ('external', 'attachment')) "
+                    f"OR target_key IN (SELECT key FROM {key_table})"
+                ).fetchall()
+        return [LinkToResolve(*row) for row in rows]
+
+    def set_link_targets(self, updates: Iterable[tuple[int | None, str, str, int]]) -> None:
+        """(target_id, status, target_key, link id) for each re-resolved link."""
+        self.conn.executemany(
+            "UPDATE links SET target_id = ?, status = ?, target_key = ? WHERE id = ?", updates
+        )
+
+    @contextmanager
+    def _id_table(self, ids: list[int]) -> Iterator[str]:
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS kb_ids (id INTEGER PRIMARY KEY)")
+        self.conn.execute("DELETE FROM kb_ids")
+        self.conn.executemany("INSERT OR IGNORE INTO kb_ids(id) VALUES (?)", [(i,) for i in ids])
+        try:
+            yield "temp.kb_ids"
+        finally:
+            self.conn.execute("DELETE FROM kb_ids")
+
+    @contextmanager
+    def _key_table(self, keys: list[str]) -> Iterator[str]:
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS kb_keys (key TEXT PRIMARY KEY)")
+        self.conn.execute("DELETE FROM kb_keys")
+        self.conn.executemany("INSERT OR IGNORE INTO kb_keys(key) VALUES (?)", [(k,) for k in keys])
+        try:
+            yield "temp.kb_keys"
+        finally:
+            self.conn.execute("DELETE FROM kb_keys")
 
     # -- writes (inside transaction()) ---------------------------------------------------
 

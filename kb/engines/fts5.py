@@ -10,7 +10,9 @@ tokenizer's signature is recorded, and a change rebuilds the index.
 
 from __future__ import annotations
 
+import math
 import sqlite3
+from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
 
 from kb.documents import SearchDocument
@@ -300,6 +302,48 @@ class Fts5Engine:
             raise
         return [EngineHit(int(row[0]), float(row[1])) for row in rows]
 
+    def more_like_this(
+        self, note_id: int, document: SearchDocument, limit: int = 30
+    ) -> list[tuple[int, float, list[str]]]:
+        """Notes sharing this document's most distinctive terms: (note, 0..1, terms)."""
+        counts = document_terms(document)
+        if not counts:
+            return []
+        total = int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0]) or 1
+        frequencies = self._document_frequencies(list(counts))
+        weights = {}
+        for term, tf in counts.items():
+            df = frequencies.get(term, 0)
+            if 1 < df <= max(2, total * _MLT_MAX_SHARE):
+                weights[term] = (1 + math.log(tf)) * math.log(total / df)
+        top = sorted(weights, key=lambda t: (-weights[t], t))[:_MLT_TERMS]
+        scores: Counter[int] = Counter()
+        matched: dict[int, list[str]] = {}
+        for term in top:
+            idf = math.log(total / frequencies[term])
+            for (other,) in self.conn.execute(
+                f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?", (_quote(term),)
+            ):
+                if other != note_id:
+                    scores[other] += idf
+                    matched.setdefault(other, []).append(term)
+        best = sum(math.log(total / frequencies[t]) for t in top) or 1.0
+        return [
+            (other, score / best, matched[other][:3]) for other, score in scores.most_common(limit)
+        ]
+
+    def _document_frequencies(self, terms: list[str]) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for start in range(0, len(terms), 500):
+            chunk = terms[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            found.update(
+                self.conn.execute(
+                    f"SELECT term, doc FROM {TABLE}_vocab WHERE term IN ({marks})", chunk
+                ).fetchall()
+            )
+        return found
+
     def vocabulary_near(self, word: str, limit: int) -> list[str]:
         import difflib
 
@@ -312,6 +356,34 @@ class Fts5Engine:
         ).fetchall()
         candidates = [row[0] for row in rows]
         return difflib.get_close_matches(term, candidates, n=limit, cutoff=0.75)
+
+
+_MLT_TERMS = 12
+_MLT_MAX_SHARE = 0.3
+
+
+def _is_mlt_term(token: str, cjk: bool) -> bool:
+    """Words worth comparing notes by: Latin words of 3+ letters, Chinese dictionary words."""
+    if cjk:
+        return len(token) >= 2 and all("\u3400" <= ch <= "\u9fff" for ch in token)
+    return len(token) >= 3 and token[0].isalpha() and token.isascii()
+
+
+def document_terms(document: SearchDocument) -> Counter[str]:
+    """Term counts of a document, title and headings counting more than body text."""
+    from kb.tokenize import index_streams
+
+    counts: Counter[str] = Counter()
+    weighted = ((document.title, 3), (document.meta, 2), (document.headings, 2), (document.body, 1))
+    for text, weight in weighted:
+        main, side = index_streams(text)
+        for token in main.split():
+            if _is_mlt_term(token, cjk=False):
+                counts[token] += weight
+        for token in side.split():
+            if _is_mlt_term(token, cjk=True):
+                counts[token] += weight
+    return counts
 
 
 def _boosts(terms: list[Word | Phrase | Field]) -> list[str]:

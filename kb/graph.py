@@ -1,0 +1,79 @@
+"""The link graph, exported as Graphviz dot, JSON or Mermaid. Pure functions."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+FORMATS = ("dot", "json", "mermaid")
+
+
+@dataclass(frozen=True, slots=True)
+class GraphNode:
+    id: int
+    path: str
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class GraphEdge:
+    source: int
+    target: int
+    kind: str  # link, a typed-link key (uses, lecture, ...), mention or related
+
+
+@dataclass(slots=True)
+class Graph:
+    nodes: list[GraphNode] = field(default_factory=list)
+    edges: list[GraphEdge] = field(default_factory=list)
+
+
+def render(graph: Graph, fmt: str) -> str:
+    if fmt == "json":
+        return to_json(graph)
+    if fmt == "mermaid":
+        return to_mermaid(graph)
+    return to_dot(graph)
+
+
+def to_json(graph: Graph) -> str:
+    return json.dumps(
+        {"nodes": [asdict(n) for n in graph.nodes], "edges": [asdict(e) for e in graph.edges]},
+        ensure_ascii=False,
+        indent=1,
+    )
+
+
+def _dot_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def to_dot(graph: Graph) -> str:
+    lines = ["digraph kb {", "  node [shape=box];"]
+    for node in graph.nodes:
+        lines.append(
+            f"  n{node.id} [label={_dot_string(node.title)}, tooltip={_dot_string(node.path)}];"
+        )
+    for edge in graph.edges:
+        style = "" if edge.kind == "link" else f" [label={_dot_string(edge.kind)}"
+        if edge.kind in ("mention", "related"):
+            style += ", style=dashed"
+        lines.append(f"  n{edge.source} -> n{edge.target}{style + ']' if style else ''};")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _mermaid_label(text: str) -> str:
+    # Mermaid has no escape for quotes inside ["..."]; its HTML entity form is accepted.
+    return text.replace('"', "#quot;").replace("\n", " ")
+
+
+def to_mermaid(graph: Graph) -> str:
+    lines = ["graph LR"]
+    for node in graph.nodes:
+        lines.append(f'  n{node.id}["{_mermaid_label(node.title)}"]')
+    for edge in graph.edges:
+        arrow = "-.->" if edge.kind in ("mention", "related") else "-->"
+        label = "" if edge.kind == "link" else f"|{_mermaid_label(edge.kind)}|"
+        lines.append(f"  n{edge.source} {arrow}{label} n{edge.target}")
+    return "\n".join(lines)
