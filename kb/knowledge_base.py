@@ -74,7 +74,10 @@ class KnowledgeBase:
 
         store = Store.open(self.config.store_path, create=True)
         try:
-            return Ingester(self.config, store, progress).run(paths, rebuild=rebuild)
+            stats = Ingester(self.config, store, progress).run(paths, rebuild=rebuild)
+            if rebuild:
+                store.vacuum()  # give back the pages the old notes used
+            return stats
         finally:
             store.close()
 

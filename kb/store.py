@@ -7,6 +7,7 @@ imported only by the writer.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import zlib
@@ -41,12 +42,17 @@ CREATE TABLE notes (
     encoding TEXT NOT NULL,
     word_count INTEGER NOT NULL,
     summary TEXT NOT NULL,
-    text_z BLOB NOT NULL,               -- plain text, zlib-compressed (see pack_text)
-    code_z BLOB NOT NULL,               -- code blocks, zlib-compressed
     front_matter TEXT NOT NULL,         -- JSON
     generation INTEGER NOT NULL         -- store generation that last changed this note
 );
 CREATE INDEX notes_generation ON notes(generation);
+CREATE INDEX notes_date ON notes(date);
+CREATE INDEX notes_title ON notes(lower(title));
+CREATE TABLE note_texts (              -- apart from notes, so scans of notes stay small
+    note_id INTEGER PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+    text_z BLOB NOT NULL,               -- plain text, zlib-compressed (see pack_text)
+    code_z BLOB NOT NULL                -- code blocks, zlib-compressed
+);
 CREATE INDEX notes_hash ON notes(hash);
 CREATE TABLE tombstones (
     note_id INTEGER PRIMARY KEY,
@@ -103,7 +109,7 @@ CREATE TABLE links (
     target_id INTEGER REFERENCES notes(id) ON DELETE SET NULL,  -- resolved note, NULL if none
     status TEXT NOT NULL DEFAULT 'new', -- resolved | ambiguous | missing-heading | broken
                                         -- | external | attachment | new (not yet resolved)
-    target_key TEXT NOT NULL DEFAULT '' -- the name or path it looks up (kb.links.link_key)
+    target_key INTEGER NOT NULL DEFAULT 0  -- hash of the name or path it looks up (key_hash)
 );
 CREATE INDEX links_source ON links(source_id);
 CREATE INDEX links_target ON links(target_id);
@@ -232,6 +238,9 @@ class Store:
     def close(self) -> None:
         self.conn.close()
 
+    def vacuum(self) -> None:
+        self.conn.execute("VACUUM")
+
     # -- transactions ---------------------------------------------------------------
 
     @contextmanager
@@ -296,12 +305,12 @@ class Store:
 
     def note(self, path: str) -> dict[str, Any] | None:
         return _unpacked(
-            self.conn.execute("SELECT * FROM notes WHERE path = ?", (path,)).fetchone()
+            self.conn.execute(f"{_NOTE_WITH_TEXT} WHERE n.path = ?", (path,)).fetchone()
         )
 
     def note_by_id(self, note_id: int) -> dict[str, Any] | None:
         return _unpacked(
-            self.conn.execute("SELECT * FROM notes WHERE id = ?", (note_id,)).fetchone()
+            self.conn.execute(f"{_NOTE_WITH_TEXT} WHERE n.id = ?", (note_id,)).fetchone()
         )
 
     def notes(self) -> list[sqlite3.Row]:
@@ -389,7 +398,9 @@ class Store:
         documents = []
         for note_id in note_ids:
             row = self.conn.execute(
-                "SELECT title, text_z, code_z FROM notes WHERE id = ?", (note_id,)
+                "SELECT n.title, t.text_z, t.code_z FROM notes n "
+                "LEFT JOIN note_texts t ON t.note_id = n.id WHERE n.id = ?",
+                (note_id,),
             ).fetchone()
             if row is None:
                 continue
@@ -577,7 +588,8 @@ class Store:
     def set_link_targets(self, updates: Iterable[tuple[int | None, str, str, int]]) -> None:
         """(target_id, status, target_key, link id) for each re-resolved link."""
         self.conn.executemany(
-            "UPDATE links SET target_id = ?, status = ?, target_key = ? WHERE id = ?", updates
+            "UPDATE links SET target_id = ?, status = ?, target_key = ? WHERE id = ?",
+            [(target, status, key_hash(key), link) for target, status, key, link in updates],
         )
 
     @contextmanager
@@ -592,9 +604,11 @@ class Store:
 
     @contextmanager
     def _key_table(self, keys: list[str]) -> Iterator[str]:
-        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS kb_keys (key TEXT PRIMARY KEY)")
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS kb_keys (key INTEGER PRIMARY KEY)")
         self.conn.execute("DELETE FROM kb_keys")
-        self.conn.executemany("INSERT OR IGNORE INTO kb_keys(key) VALUES (?)", [(k,) for k in keys])
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO kb_keys(key) VALUES (?)", [(key_hash(k),) for k in keys]
+        )
         try:
             yield "temp.kb_keys"
         finally:
@@ -673,8 +687,6 @@ class Store:
                 "encoding": record.encoding,
                 "word_count": note.word_count,
                 "summary": note.summary,
-                "text_z": pack_text(note.text),
-                "code_z": pack_text(note.code),
                 "front_matter": json.dumps(note.front_matter, ensure_ascii=False),
                 "generation": generation,
             }
@@ -687,6 +699,13 @@ class Store:
                 values,
             ).fetchone()
             ids.append(int(row[0]))
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO note_texts(note_id, text_z, code_z) VALUES (?, ?, ?)",
+            [
+                (note_id, pack_text(r.parsed.text), pack_text(r.parsed.code))
+                for note_id, r in zip(ids, records, strict=True)
+            ],
+        )
         return ids
 
     def _delete_children(self, ids: list[int]) -> None:
@@ -784,6 +803,7 @@ class Store:
             (generation,),
         )
         for table in (
+            "note_texts",
             "links",
             "headings",
             "aliases",
@@ -800,14 +820,27 @@ class Store:
         self.conn.execute("DELETE FROM notes")
 
 
+def key_hash(key: str) -> int:
+    """A link's lookup key as a 63-bit number: an index of these is a third the size of
+    the strings, and a collision only means one link more is resolved again."""
+    if not key:
+        return 0
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest()) >> 1
+
+
 def pack_text(text: str) -> bytes:
     """Note text is kept compressed: it is read only for snippets, and halving it keeps
     the database under twice the size of the notes."""
     return zlib.compress(text.encode("utf-8"), 6)
 
 
-def unpack_text(blob: bytes) -> str:
-    return zlib.decompress(blob).decode("utf-8")
+def unpack_text(blob: bytes | None) -> str:
+    return zlib.decompress(blob).decode("utf-8") if blob else ""
+
+
+_NOTE_WITH_TEXT = (
+    "SELECT n.*, t.text_z, t.code_z FROM notes n LEFT JOIN note_texts t ON t.note_id = n.id"
+)
 
 
 def _unpacked(row: sqlite3.Row | None) -> dict[str, Any] | None:

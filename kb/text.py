@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
 # Han, kana, Hangul and CJK compatibility ranges: one character is one word.
 CJK_CHAR = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_WORD = re.compile(rf"[{CJK_CHAR}]|[^\W{CJK_CHAR}]+")
 
 # C0 controls except tab and newline, DEL, and C1 controls: they can drive a terminal.
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -22,9 +22,15 @@ def one_line(text: str) -> str:
     return " ".join(_CONTROL.sub("", text).split())
 
 
+@cache
+def _word_pattern() -> re.Pattern[str]:
+    # Compiled on first use: only ingest counts words, and the class is slow to compile.
+    return re.compile(rf"[{CJK_CHAR}]|[^\W{CJK_CHAR}]+")
+
+
 def word_count(text: str) -> int:
     """Count Latin words by runs and CJK text by characters, as writers of Chinese do."""
-    return sum(1 for _ in _WORD.finditer(text))
+    return sum(1 for _ in _word_pattern().finditer(text))
 
 
 def slugify(text: str) -> str:

@@ -23,15 +23,14 @@ from typing import NamedTuple
 
 from kb.text import CJK_CHAR
 
-_CJK_RUN = re.compile(rf"[{CJK_CHAR}]+")
 _LATIN_CHAR = rf"[^\W_{CJK_CHAR}]"
 # A whole Latin token: letters and digits joined by connectors (a.b, a::b, a_b, a-b, a/b),
-# optionally ending in ++ or # (C++, C#).
-_LATIN_TOKEN = re.compile(
-    rf"{_LATIN_CHAR}+(?:(?:\.|::|->|_+|-|/|\+\+|#|')(?={_LATIN_CHAR}){_LATIN_CHAR}+)*"
-    rf"(?:\+\+|#(?!{_LATIN_CHAR}))?"
+# optionally ending in ++ or # (C++, C#). The Latin class is costly to compile, so the
+# pattern names it as few times as it can: this module is on `kb search`'s start-up path.
+_LATIN_TOKEN = (
+    rf"{_LATIN_CHAR}+(?:(?:\.|::|->|_+|-|/|\+\+|#|'){_LATIN_CHAR}+)*(?:\+\+|#(?![0-9A-Za-z]))?"
 )
-_SEGMENT = re.compile(rf"(?P<cjk>[{CJK_CHAR}]+)|(?P<latin>{_LATIN_TOKEN.pattern})")
+_SEGMENT = re.compile(rf"(?P<cjk>[{CJK_CHAR}]+)|(?P<latin>{_LATIN_TOKEN})")
 # Parts of a whole token: split at connectors, lower→Upper and letter↔digit boundaries.
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+|[^\W\d_A-Za-z]+")
 

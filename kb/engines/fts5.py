@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import sqlite3
 from collections import Counter
-from importlib.metadata import PackageNotFoundError, version
 
 from kb.documents import SearchDocument
 from kb.engines import EngineHit
@@ -37,6 +36,7 @@ COLUMNS = (
 # (parts, single characters, dictionary words) count half of their main stream.
 WEIGHTS = (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25)
 TOKENIZER_VERSION = "2"
+_WEIGHTS_SQL = ", ".join(str(w) for w in WEIGHTS)
 SIDE_COLUMNS = "{title_x meta_x headings_x body_x code_x}"
 _MAX_BOOSTS = 24
 _DDL = (
@@ -48,12 +48,20 @@ _META_SIGNATURE = "fts5_signature"
 _META_GENERATION = "fts5_generation"
 
 
+def _query_signature() -> str:
+    """What searching depends on: how kb tokenizes and the table's shape."""
+    return f"kb-tokenizer {TOKENIZER_VERSION}; schema {len(COLUMNS)}"
+
+
 def tokenizer_signature() -> str:
+    """What the index's tokens depend on, the segmenter's dictionary (rjieba) included."""
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         jieba = version("rjieba")
     except PackageNotFoundError:
         jieba = "?"
-    return f"kb-tokenizer {TOKENIZER_VERSION}; rjieba {jieba}; schema {len(COLUMNS)}"
+    return f"{_query_signature()}; rjieba {jieba}"
 
 
 def document_streams(document: SearchDocument) -> tuple[str, ...]:
@@ -223,25 +231,24 @@ class _SqlBuilder:
         if node.name == "tag":
             self.params.extend([value, _like_escape(value) + "/%"])
             return (
-                "EXISTS (SELECT 1 FROM note_tags nt JOIN tags t ON t.id = nt.tags_id "
-                "WHERE nt.note_id = n.id AND (t.name = ? COLLATE NOCASE "
-                "OR t.name LIKE ? ESCAPE '\\'))"
+                "n.id IN (SELECT nt.note_id FROM note_tags nt JOIN tags t ON t.id = nt.tags_id "
+                "WHERE t.name = ? COLLATE NOCASE OR t.name LIKE ? ESCAPE '\\')"
             )
         if node.name in ("series", "category"):
             table = "series" if node.name == "series" else "categories"
             self.params.append(value)
             return (
-                f"EXISTS (SELECT 1 FROM note_{table} nt JOIN {table} t "
-                f"ON t.id = nt.{table}_id WHERE nt.note_id = n.id "
-                "AND t.name = ? COLLATE NOCASE)"
+                f"n.id IN (SELECT nt.note_id FROM note_{table} nt JOIN {table} t "
+                f"ON t.id = nt.{table}_id WHERE t.name = ? COLLATE NOCASE)"
             )
         if node.name == "path":
             self.params.append("%" + _like_escape(value) + "%")
             return "n.path LIKE ? ESCAPE '\\'"
         if node.name == "date":
             start, end = value.split("..")
-            self.params.extend([start, end])
-            return "(n.date IS NOT NULL AND substr(n.date, 1, 10) BETWEEN ? AND ?)"
+            # ISO dates sort as text; a date with a time sorts after its day, before '~'.
+            self.params.extend([start, end + "~"])
+            return "(n.date >= ? AND n.date <= ?)"
         if node.name == "draft":
             return "n.draft = 1" if value == "true" else "n.draft = 0"
         return "0"  # title: handled as text; nothing else reaches here
@@ -265,22 +272,58 @@ class Fts5Engine:
             (_META_SIGNATURE, _META_GENERATION),
         ).fetchone()
         signature, generation, synced = row
-        return signature == tokenizer_signature() and generation == synced
+        # The rjieba version is not compared here: looking it up costs ~25 ms of start-up,
+        # and a new dictionary only changes ranking; the next ingest re-indexes for it.
+        return (signature or "").startswith(_query_signature() + ";") and generation == synced
 
     def search(self, query: Query, limit: int) -> list[EngineHit]:
+        try:
+            required = text_expression(query.root)
+            if required is not None:
+                return self._search_text(query, required, limit)
+            return self._search_general(query, limit)
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return []
+            raise
+
+    def _ranking(self, query: Query) -> str:
+        """Every positive term, whichever of them a note matched, plus the dictionary
+        words a Chinese term may be (optional boosts, never required)."""
+        terms = query.positive_terms()
+        return " OR ".join([e for e in (text_expression(t) for t in terms) if e] + _boosts(terms))
+
+    def _search_text(self, query: Query, required: str, limit: int) -> list[EngineHit]:
+        """Words, phrases and title filters only: one FTS5 query ranks and limits."""
+        # R AND (R OR boosts) matches exactly what R matches; bm25 also weighs the boosts.
+        expression = f"{required} AND ({self._ranking(query)})"
+        rows = self.conn.execute(
+            f"SELECT rowid, -bm25({TABLE}, {_WEIGHTS_SQL}) AS score FROM {TABLE} "
+            f"WHERE {TABLE} MATCH ? ORDER BY score DESC LIMIT ?",
+            (expression, limit),
+        ).fetchall()
+        hits = [EngineHit(int(row[0]), float(row[1])) for row in rows]
+        # A note whose title is the query comes first, even when bm25 put it past the limit.
+        exact = self.conn.execute(
+            f"SELECT n.id FROM notes n WHERE lower(n.title) = ? AND n.id IN "
+            f"(SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?)",
+            (_title_key(query), required),
+        ).fetchall()
+        if exact:
+            first = {int(row[0]) for row in exact}
+            kept = [h for h in hits if h.note_id in first] or [EngineHit(i, 0.0) for i in first]
+            hits = kept + [h for h in hits if h.note_id not in first]
+        return hits[:limit]
+
+    def _search_general(self, query: Query, limit: int) -> list[EngineHit]:
+        """Filters, and NOT or OR mixed with them: a WHERE clause over notes."""
         builder = _SqlBuilder()
         where = builder.build(query.root)
-        # Rank by every positive term, whichever of them a note matched, plus the
-        # dictionary words a Chinese term may be (optional boosts, never required).
-        terms = query.positive_terms()
-        ranking = " OR ".join(
-            [e for e in (text_expression(t) for t in terms) if e] + _boosts(terms)
-        )
-        weights = ", ".join(str(w) for w in WEIGHTS)
+        ranking = self._ranking(query)
         params: list[object] = []
         if ranking:
             rank_join = (
-                f"LEFT JOIN (SELECT rowid, bm25({TABLE}, {weights}) AS score "
+                f"LEFT JOIN (SELECT rowid, bm25({TABLE}, {_WEIGHTS_SQL}) AS score "
                 f"FROM {TABLE} WHERE {TABLE} MATCH ?) r ON r.rowid = n.id"
             )
             params.append(ranking)
@@ -294,12 +337,7 @@ class Fts5Engine:
             f"ORDER BY (lower(n.title) = ?) DESC, score DESC, n.date DESC, n.path "
             f"LIMIT ?"
         )
-        try:
-            rows = self.conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError as exc:
-            if "no such table" in str(exc):
-                return []
-            raise
+        rows = self.conn.execute(sql, params).fetchall()
         return [EngineHit(int(row[0]), float(row[1])) for row in rows]
 
     def more_like_this(
