@@ -281,7 +281,7 @@ def related(
     for row in store.backlinks(note_id):
         add(row["source_id"], 3.0, "links-in", row["rel"])
     for kind, label, weight in (("tags", "tags", 1.0), ("series", "series", 1.5)):
-        for other, name, count in store.notes_sharing_terms(kind, note_id):
+        for other, name, count in store.notes_sharing_terms(kind, note_id, max(50, total // 5)):
             add(other, weight * math.log(total / count), label, name)
     # Links in common count less through notes that link everywhere (Adamic-Adar).
     for other, _shared, degree in store.co_linked(note_id):

@@ -40,6 +40,7 @@ class IngestStats:
     unchanged: int = 0
     warnings: int = 0
     seconds: float = 0.0
+    links_seconds: float = 0.0  # of which resolving links
     changes: list[tuple[str, str]] = field(default_factory=list)  # (action, path)
     problems: list[tuple[str, Problem]] = field(default_factory=list)
 
@@ -51,6 +52,7 @@ class IngestStats:
         data = asdict(self)
         del data["changes"], data["problems"]
         data["seconds"] = round(self.seconds, 3)
+        data["links_seconds"] = round(self.links_seconds, 3)
         return data
 
 
@@ -244,7 +246,9 @@ class Ingester:
             if self.index_is_empty and not rebuild:
                 self._index_from_store(exclude=indexed)
             self.index.mark_synced(self.store.generation)
+            links_started = time.perf_counter()
             self._resolve_links(full=rebuild)
+            self.stats.links_seconds = time.perf_counter() - links_started
         self.stats.seconds = time.perf_counter() - started
         return self.stats
 

@@ -499,38 +499,51 @@ class Store:
     def co_linked(self, note_id: int) -> list[tuple[int, int, int]]:
         """(other note, shared note, that note's link count) for notes that link to the same
         notes as this one or are linked from the same notes (coupling and co-citation)."""
-        return [
-            (row[0], row[1], row[2])
-            for row in self.conn.execute(
-                "SELECT b.source_id, a.target_id, (SELECT count(*) FROM links c"
-                "  WHERE c.target_id = a.target_id) FROM links a"
-                " JOIN links b ON b.target_id = a.target_id"
-                " WHERE a.source_id = ?1 AND a.target_id IS NOT NULL AND b.source_id != ?1"
-                "   AND a.target_id != ?1"
-                " UNION"
-                " SELECT b.target_id, a.source_id, (SELECT count(*) FROM links c"
-                "  WHERE c.source_id = a.source_id) FROM links a"
-                " JOIN links b ON b.source_id = a.source_id"
-                " WHERE a.target_id = ?1 AND b.target_id IS NOT NULL AND b.target_id != ?1"
-                "   AND a.source_id != ?1",
-                (note_id,),
-            )
-        ]
+        targets, sources = self.link_neighbours(note_id)
+        found: list[tuple[int, int, int]] = []
+        for target in targets:
+            others = [
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT DISTINCT source_id FROM links WHERE target_id = ?", (target,)
+                )
+            ]
+            found.extend((o, target, len(others)) for o in others if o != note_id)
+        for source in sources:
+            others = [
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT DISTINCT target_id FROM links WHERE source_id = ? "
+                    "AND target_id IS NOT NULL",
+                    (source,),
+                )
+            ]
+            found.extend((o, source, len(others)) for o in others if o != note_id)
+        return found
 
-    def notes_sharing_terms(self, kind: str, note_id: int) -> list[tuple[int, str, int]]:
-        """(other note, shared tag/series name, how many notes have it)."""
+    def notes_sharing_terms(
+        self, kind: str, note_id: int, max_notes: int
+    ) -> list[tuple[int, str, int]]:
+        """(other note, shared tag/series name, how many notes have it), for the names this
+        note has that at most ``max_notes`` notes share (a tag on every note says nothing)."""
         table = _term_table(kind)
-        return [
-            (row[0], row[1], row[2])
-            for row in self.conn.execute(
-                f"SELECT o.note_id, t.name, (SELECT count(*) FROM note_{table} c "
-                f" WHERE c.{table}_id = t.id) FROM note_{table} mine "
-                f"JOIN {table} t ON t.id = mine.{table}_id "
-                f"JOIN note_{table} o ON o.{table}_id = mine.{table}_id "
-                f"AND o.note_id != mine.note_id WHERE mine.note_id = ?",
-                (note_id,),
+        mine = self.conn.execute(
+            f"SELECT t.id, t.name, (SELECT count(*) FROM note_{table} c WHERE c.{table}_id = t.id)"
+            f" FROM note_{table} m JOIN {table} t ON t.id = m.{table}_id WHERE m.note_id = ?",
+            (note_id,),
+        ).fetchall()
+        shared = []
+        for term_id, name, count in mine:
+            if count > max_notes:
+                continue
+            shared.extend(
+                (row[0], name, count)
+                for row in self.conn.execute(
+                    f"SELECT note_id FROM note_{table} WHERE {table}_id = ? AND note_id != ?",
+                    (term_id, note_id),
+                )
             )
-        ]
+        return shared
 
     def link_problems(self) -> list[sqlite3.Row]:
         return self.conn.execute(

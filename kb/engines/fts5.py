@@ -348,11 +348,13 @@ class Fts5Engine:
         if not counts:
             return []
         total = int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0]) or 1
-        frequencies = self._document_frequencies(list(counts))
+        # The note's 100 most frequent words are plenty to find the most distinctive dozen.
+        cap = max(20, int(total * _MLT_MAX_SHARE))
+        frequencies = self._document_frequencies([t for t, _ in counts.most_common(100)], cap)
         weights = {}
-        for term, tf in counts.items():
-            df = frequencies.get(term, 0)
-            if 1 < df <= max(2, total * _MLT_MAX_SHARE):
+        for term, df in frequencies.items():
+            tf = counts[term]
+            if 1 < df <= cap:
                 weights[term] = (1 + math.log(tf)) * math.log(total / df)
         top = sorted(weights, key=lambda t: (-weights[t], t))[:_MLT_TERMS]
         scores: Counter[int] = Counter()
@@ -370,16 +372,17 @@ class Fts5Engine:
             (other, score / best, matched[other][:3]) for other, score in scores.most_common(limit)
         ]
 
-    def _document_frequencies(self, terms: list[str]) -> dict[str, int]:
+    def _document_frequencies(self, terms: list[str], cap: int) -> dict[str, int]:
+        """How many notes hold each term, counted only up to ``cap``: fts5vocab would walk
+        the whole posting list of a common word, and past the cap a word is not distinctive."""
         found: dict[str, int] = {}
-        for start in range(0, len(terms), 500):
-            chunk = terms[start : start + 500]
-            marks = ", ".join("?" for _ in chunk)
-            found.update(
-                self.conn.execute(
-                    f"SELECT term, doc FROM {TABLE}_vocab WHERE term IN ({marks})", chunk
-                ).fetchall()
-            )
+        for term in terms:
+            (count,) = self.conn.execute(
+                f"SELECT count(*) FROM (SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? LIMIT ?)",
+                (_quote(term), cap + 1),
+            ).fetchone()
+            if count:
+                found[term] = int(count)
         return found
 
     def vocabulary_near(self, word: str, limit: int) -> list[str]:
@@ -397,7 +400,7 @@ class Fts5Engine:
 
 
 _MLT_TERMS = 12
-_MLT_MAX_SHARE = 0.3
+_MLT_MAX_SHARE = 0.05  # a word in more than 5% of the notes is not distinctive
 
 
 def _is_mlt_term(token: str, cjk: bool) -> bool:
