@@ -38,6 +38,7 @@ class Config:
     engine: str = "fts5"
     lock_wait_seconds: float = 5.0
     mention_terms: dict[str, str] = field(default_factory=dict)
+    new_notes_folder: str = ""
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -77,6 +78,7 @@ def load_config(home: Path) -> Config:
         engine=str(raw.get("engine", "fts5")),
         lock_wait_seconds=float(raw.get("lock_wait_seconds", 5.0)),
         mention_terms=_mention_terms(raw.get("mention_terms")),
+        new_notes_folder=str(raw.get("new_notes_folder") or ""),
         raw=raw,
     )
 

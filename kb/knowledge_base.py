@@ -8,15 +8,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.config import Config, load_config
-from kb.errors import KbError, StoreError
+from kb.errors import KbError, StoreError, UsageError
 from kb.locations import find_knowledge_base
 from kb.store import Store
 
 if TYPE_CHECKING:
+    from kb.browse import Follow, NotePage, NoteSummary, TagNode
     from kb.connections import CheckProblem, Connections, Mention, NoteRef, Related
     from kb.engines import SearchEngine
     from kb.graph import Graph
     from kb.ingest import IngestStats
+    from kb.links import LinkIndex
     from kb.search import SearchResults
 
 ProgressCallback = Callable[[int, int], None]
@@ -29,6 +31,7 @@ class KnowledgeBase:
         self.config = config
         self._store: Store | None = None
         self._related_cache: dict[tuple[int, int, int], list[Related]] = {}
+        self._links_cache: tuple[int, LinkIndex] | None = None
 
     @classmethod
     def open(cls, home: Path | str | None = None, cwd: Path | None = None) -> KnowledgeBase:
@@ -186,6 +189,142 @@ class KnowledgeBase:
             except KbError:
                 continue
         return terms
+
+    # -- browsing (what the TUI shows) -----------------------------------------------
+
+    def recent(self, limit: int = 50) -> list[NoteSummary]:
+        from kb.browse import NoteSummary
+        from kb.text import one_line
+
+        return [
+            NoteSummary(
+                row["id"],
+                row["path"],
+                one_line(row["title"]),
+                row["date"],
+                [one_line(t) for t in self.store.terms("tags", row["id"])],
+                one_line(row["summary"]),
+            )
+            for row in self.store.recent_notes(limit)
+        ]
+
+    def note_page(self, note_id: int) -> NotePage:
+        """A note as the reader shows it: its Markdown read from the file (the truth), its
+        outline and its links. Falls back to the stored text if the file is gone."""
+        from kb.browse import NotePage, PageLink, display_markdown, external_url
+        from kb.parse.decode import BinaryFile, decode_note
+        from kb.parse.frontmatter import split_front_matter
+        from kb.text import one_line
+
+        row = self.store.note_by_id(note_id)
+        if row is None:
+            raise KbError(f"note {note_id} is no longer in the store")
+        file = self.note_file(row["root"], row["rel"])
+        try:
+            body = split_front_matter(decode_note(file.read_bytes()).text).body
+        except (OSError, BinaryFile):
+            body = row["text"]
+        links = [
+            PageLink(
+                text=one_line(link["text"]) or one_line(link["target"]),
+                target=link["target"] + (f"#{link['anchor']}" if link["anchor"] else ""),
+                kind=link["kind"],
+                rel=link["rel"],
+                line=link["line"],
+                status=link["status"],
+                note_id=link["target_id"],
+                note_title=one_line(link["target_title"]) if link["target_title"] else None,
+                url=external_url(link["target"]) if link["status"] == "external" else None,
+            )
+            for link in self.store.outgoing_links(note_id)
+            if link["kind"] not in ("anchor", "image")
+        ]
+        return NotePage(
+            id=note_id,
+            path=row["path"],
+            file=file,
+            title=one_line(row["title"]),
+            date=row["date"],
+            tags=[one_line(t) for t in self.store.terms("tags", note_id)],
+            series=[one_line(s) for s in self.store.terms("series", note_id)],
+            markdown=display_markdown(body),
+            headings=[
+                (h["level"], one_line(h["text"]), h["slug"]) for h in self.store.headings(note_id)
+            ],
+            links=links,
+        )
+
+    def follow(self, note_id: int, href: str) -> Follow:
+        """Where a link in a note leads, by the same rules as ingest: another note, a
+        heading of this one, an external URL (shown, never opened), or nowhere."""
+        from kb.browse import Follow, external_url, parse_kb_href
+        from kb.links import LinkToResolve
+
+        kb_link = parse_kb_href(href)
+        if kb_link is not None:
+            kind, target, anchor = kb_link
+        else:
+            target, _, anchor = href.partition("#")
+            kind = "url" if external_url(target) else "markdown"
+            if not target and anchor:
+                return Follow("anchor", note_id, anchor)
+        found = self._link_index().resolve(LinkToResolve(0, note_id, target, anchor, kind))
+        if found.target_id is not None:
+            if found.target_id == note_id and anchor:
+                return Follow("anchor", note_id, anchor)
+            return Follow("note", found.target_id, anchor)
+        if found.status == "external":
+            return Follow("external", url=href)
+        return Follow("unresolved", target=href)
+
+    def _link_index(self) -> LinkIndex:
+        from kb.links import LinkIndex
+
+        generation = self.store.generation
+        if self._links_cache is None or self._links_cache[0] != generation:
+            index = LinkIndex.build(
+                self.store.note_names(), self.config.site_url, self.store.heading_slugs
+            )
+            self._links_cache = (generation, index)
+        return self._links_cache[1]
+
+    def tag_tree(self) -> list[TagNode]:
+        from kb.browse import tag_tree
+
+        return tag_tree(self.store.term_counts("tags"))
+
+    def series(self, note_id: int) -> list[tuple[str, list[NoteSummary]]]:
+        """Each series the note is in, with its notes in date order."""
+        from kb.browse import NoteSummary
+        from kb.text import one_line
+
+        return [
+            (
+                one_line(name),
+                [
+                    NoteSummary(r["id"], r["path"], one_line(r["title"]), r["date"], [], "")
+                    for r in self.store.series_notes(name)
+                ],
+            )
+            for name in self.store.terms("series", note_id)
+        ]
+
+    def new_note(self, title: str, folder: str | None = None) -> Path:
+        """Create a note file with a front-matter template; returns its path. The folder is
+        ``folder``, else ``new_notes_folder`` from kb.yaml, inside the first notes root."""
+        from kb.browse import new_note_name, new_note_text
+
+        if not title.strip():
+            raise UsageError("a new note needs a title")
+        root = self.config.roots[0].path
+        target = (root / (folder or self.config.new_notes_folder)).resolve()
+        if target != root and root not in target.parents:
+            raise UsageError(f"{folder} is outside the notes root {root}")
+        target.mkdir(parents=True, exist_ok=True)
+        existing = {p.name.casefold() for p in target.iterdir()}
+        path = target / new_note_name(title, existing)
+        path.write_text(new_note_text(title), encoding="utf-8")
+        return path
 
     def note_file(self, root: str, rel: str) -> Path:
         """The file of a note, from its root's name and its path inside the root."""

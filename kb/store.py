@@ -313,6 +313,23 @@ class Store:
             self.conn.execute(f"{_NOTE_WITH_TEXT} WHERE n.id = ?", (note_id,)).fetchone()
         )
 
+    def recent_notes(self, limit: int) -> list[sqlite3.Row]:
+        """Newest first (notes without a date last), for an empty search box."""
+        return self.conn.execute(
+            "SELECT id, path, title, date, summary FROM notes "
+            "ORDER BY date IS NULL, date DESC, path LIMIT ?",
+            (limit,),
+        ).fetchall()
+
+    def series_notes(self, name: str) -> list[sqlite3.Row]:
+        """The notes of a series in date order (undated last, then by path)."""
+        return self.conn.execute(
+            "SELECT n.id, n.path, n.title, n.date FROM notes n JOIN note_series ns "
+            "ON ns.note_id = n.id JOIN series s ON s.id = ns.series_id "
+            "WHERE s.name = ? COLLATE NOCASE ORDER BY n.date IS NULL, n.date, n.path",
+            (name,),
+        ).fetchall()
+
     def notes(self) -> list[sqlite3.Row]:
         return self.conn.execute(
             "SELECT id, path, title, date, draft, word_count FROM notes ORDER BY path"
