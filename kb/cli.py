@@ -80,7 +80,12 @@ def cli(ctx: click.Context, kb_dir: Path | None) -> None:
     ctx.ensure_object(dict)
     ctx.obj["kb_dir"] = kb_dir
     if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+        kb = _open(ctx)
+        if not sys.stdin.isatty() or not sys.stdout.isatty():
+            raise click.UsageError("the terminal UI needs a terminal; see 'kb --help'")
+        from kb.tui.app import run
+
+        run(kb)
 
 
 @cli.command()
@@ -107,6 +112,29 @@ def init(directory: Path, make_default: bool) -> None:
 
         where = write_default_knowledge_base(directory)
         click.echo(f"set as the default knowledge base in {where}")
+
+
+@cli.command()
+@click.argument("title", nargs=-1, required=True)
+@click.option("--folder", help="Folder inside the notes root (default: new_notes_folder).")
+@click.option("--no-edit", is_flag=True, help="Create the file without opening $EDITOR.")
+@click.pass_context
+def new(ctx: click.Context, title: tuple[str, ...], folder: str | None, no_edit: bool) -> None:
+    """Create a note titled TITLE, open it in $EDITOR, then ingest it."""
+    import os
+    import shlex
+    import subprocess
+
+    kb = _open(ctx)
+    path = kb.new_note(" ".join(title), folder)
+    if not no_edit:
+        editor = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+        try:
+            subprocess.run([*editor, str(path)], check=False)
+        except OSError as exc:
+            raise KbError(f"cannot start the editor {editor[0]}: {exc}") from exc
+    kb.ingest_file(path)
+    click.echo(path)
 
 
 @cli.command()

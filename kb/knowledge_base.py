@@ -119,6 +119,15 @@ class KnowledgeBase:
         roots = {root.name: root.path for root in self.config.roots}
         return find_note(self.store, ref, roots, cwd or Path.cwd(), self.config.prefixed)
 
+    def note_ref(self, note_id: int) -> NoteRef:
+        from kb.connections import NoteRef
+        from kb.text import one_line
+
+        row = self.store.note_by_id(note_id)
+        if row is None:
+            raise KbError(f"note {note_id} is no longer in the store")
+        return NoteRef(note_id, row["path"], one_line(row["title"]))
+
     def connections(self, note: NoteRef, related_limit: int = 10) -> Connections:
         """Outgoing links, backlinks, unlinked mentions and related notes of one note."""
         from kb.connections import Connections, backlinks, outgoing

@@ -162,7 +162,13 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     """Open the store's database; ``readonly`` never creates or writes anything."""
     try:
         if readonly:
-            conn = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, isolation_level=None)
+            # Readers may be used from worker threads (the TUI), one at a time under a lock.
+            conn = sqlite3.connect(
+                f"{path.as_uri()}?mode=ro",
+                uri=True,
+                isolation_level=None,
+                check_same_thread=False,
+            )
         else:
             conn = sqlite3.connect(path, isolation_level=None, timeout=30)
         conn.execute("PRAGMA busy_timeout = 5000")

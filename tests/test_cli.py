@@ -127,3 +127,22 @@ def test_rebuild_recovers_a_damaged_store(make_kb) -> None:
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["added"] == 1
     assert [hit.path for hit in kb.search("还在").hits] == ["a.md"]
+
+
+def test_new_creates_edits_and_ingests(make_kb, tmp_path: Path, monkeypatch) -> None:
+    script = tmp_path / "editor.py"
+    script.write_text("import sys\nopen(sys.argv[1], 'a').write('写了一点 quokka\\n')\n")
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.delenv("VISUAL", raising=False)
+    kb = make_kb({})
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "new", "周末", "读书"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip().endswith("周末-读书.md")
+    assert [hit.title for hit in kb.search("quokka").hits] == ["周末 读书"]
+
+
+def test_bare_kb_without_a_terminal_says_so(make_kb) -> None:
+    kb = make_kb({"a.md": "# a\n"})
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home)])
+    assert result.exit_code == 2
+    assert "needs a terminal" in result.stderr

@@ -1,0 +1,1 @@
+"""kb's terminal UI: the only package that imports Textual."""

@@ -1,0 +1,279 @@
+"""The terminal UI, driven with Textual's pilot: each flow a user relies on."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input, Markdown, OptionList, Static
+
+from kb.knowledge_base import KnowledgeBase
+from kb.tui.app import KbApp, make_app
+from tests.conftest import SAMPLE_NOTES
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> KnowledgeBase:
+    shutil.copytree(SAMPLE_NOTES, tmp_path / "notes")
+    (tmp_path / "kb.yaml").write_text(
+        "roots: [notes]\nsite_url: https://blog.example.com\n", encoding="utf-8"
+    )
+    kb = KnowledgeBase.open(tmp_path)
+    kb.ingest()
+    return kb
+
+
+async def settle(app: KbApp, pilot) -> None:  # noqa: ANN001 - a Textual Pilot
+    """Let workers finish and their results reach the screen."""
+    for _ in range(3):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def result_titles(app: KbApp) -> list[str]:
+    results = app.screen.query_one("#results", OptionList)
+    return [
+        str(results.get_option_at_index(i).prompt).split("\n")[0]
+        for i in range(results.option_count)
+    ]
+
+
+async def search(app: KbApp, pilot, text: str) -> None:  # noqa: ANN001
+    app.screen.query_one("#query", Input).value = ""
+    await pilot.press(*text)
+    await settle(app, pilot)
+
+
+async def open_note(app: KbApp, pilot, text: str) -> None:  # noqa: ANN001
+    await search(app, pilot, text)
+    await pilot.press("enter")
+    await settle(app, pilot)
+
+
+def current_title(app: KbApp) -> str:
+    return app.screen.page.title  # type: ignore[attr-defined]
+
+
+async def test_typing_chinese_finds_the_note(sample) -> None:
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert result_titles(app)[0] == "2024 年终总结"  # newest first while empty
+        await search(app, pilot, "时间窗口")
+        assert result_titles(app)[0] == "计算平台：用 Redis ZSET 做全局时间窗口限流"
+        await search(app, pilot, "roof")  # an unfinished word is a prefix
+        assert any("Roofline" in title for title in result_titles(app))
+
+
+async def test_open_follow_a_link_and_come_back(sample) -> None:
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "时间窗口")
+        assert app.screen.id == "note"
+        assert current_title(app) == "计算平台：用 Redis ZSET 做全局时间窗口限流"
+        assert app.screen.query_one("#doc", Markdown).source.strip()
+        await pilot.press("ctrl+l")  # the link list: first link is `uses: Redis 学习笔记`
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert current_title(app) == "Redis 学习笔记"
+        breadcrumb = str(app.screen.query_one("#breadcrumb", Static).render())
+        assert "计算平台" in breadcrumb and "Redis 学习笔记" in breadcrumb
+        await pilot.press("alt+left")
+        await settle(app, pilot)
+        assert current_title(app) == "计算平台：用 Redis ZSET 做全局时间窗口限流"
+        await pilot.press("alt+right")
+        await settle(app, pilot)
+        assert current_title(app) == "Redis 学习笔记"
+        await pilot.press("escape")
+        assert app.screen.id == "search"
+
+
+async def test_clicked_links_go_through_kb_never_a_browser(sample, monkeypatch) -> None:
+    app = make_app(sample, watch=False)
+    opened: list[str] = []
+    monkeypatch.setattr(app, "open_url", lambda url, **_: opened.append(url))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "Roofline 模型")
+        screen = app.screen
+        document = screen.query_one("#doc", Markdown)
+        document.post_message(Markdown.LinkClicked(document, "kb:wiki/lecture-03-gpus"))
+        await settle(app, pilot)
+        assert current_title(app) == "CS336 Lecture 3：GPU 是怎么工作的"
+        document.post_message(Markdown.LinkClicked(document, "https://arxiv.org/abs/2205.14135"))
+        await settle(app, pilot)
+        document.post_message(Markdown.LinkClicked(document, "/etc/passwd"))
+        await settle(app, pilot)
+        assert opened == []
+        assert current_title(app) == "CS336 Lecture 3：GPU 是怎么工作的"
+
+
+async def test_filter_by_tag(sample) -> None:
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+t")
+        tree = app.screen.query_one("#tags")
+        redis = next(node for node in tree.root.children if node.data == "redis")
+        tree.select_node(redis)
+        await settle(app, pilot)
+        titles = result_titles(app)
+        assert "Redis 学习笔记" in titles
+        assert all("Lecture" not in title for title in titles)
+        await search(app, pilot, "ZSET")
+        assert result_titles(app)[0] == "计算平台：用 Redis ZSET 做全局时间窗口限流"
+        assert "tag: redis" in str(app.screen.query_one("#status", Static).render())
+
+
+async def test_walk_a_series(sample) -> None:
+    lecture = sample.find_note("cs336/lecture-03-gpus.md")
+    ((name, notes),) = sample.series(lecture.id)
+    order = [note.title for note in notes]  # date order, from the core
+    here = order.index(lecture.title)
+    assert name == "CS336"
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, 'title:"Lecture 3"')
+        assert current_title(app) == lecture.title
+        await pilot.press("right_square_bracket")
+        await settle(app, pilot)
+        assert current_title(app) == order[here + 1]
+        await pilot.press("left_square_bracket")
+        await settle(app, pilot)
+        await pilot.press("left_square_bracket")
+        await settle(app, pilot)
+        assert current_title(app) == order[here - 1]
+
+
+def stand_in_editor(tmp_path: Path, text: str) -> str:
+    script = tmp_path / "editor.py"
+    script.write_text(
+        f"import sys\nwith open(sys.argv[1], 'a', encoding='utf-8') as f:\n    f.write({text!r})\n",
+        encoding="utf-8",
+    )
+    return f"{sys.executable} {script}"
+
+
+async def test_edit_with_an_editor_then_see_the_change(sample, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("EDITOR", stand_in_editor(tmp_path, "\n新加的一段：拓扑排序\n"))
+    monkeypatch.delenv("VISUAL", raising=False)
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "Redis 学习笔记")
+        await pilot.press("ctrl+e")
+        await settle(app, pilot)
+        assert "拓扑排序" in app.screen.query_one("#doc", Markdown).source
+        await pilot.press("escape")
+        await search(app, pilot, "拓扑排序")
+        assert result_titles(app) == ["Redis 学习笔记"]
+
+
+async def test_create_a_note_and_find_it(sample, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("EDITOR", stand_in_editor(tmp_path, "正文里写点 Bazel 缓存。\n"))
+    monkeypatch.delenv("VISUAL", raising=False)
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await search(app, pilot, "构建缓存笔记")
+        await pilot.press("ctrl+n")
+        await settle(app, pilot)
+        assert app.screen.id == "note"
+        assert current_title(app) == "构建缓存笔记"
+        created = sample.config.roots[0].path / "构建缓存笔记.md"
+        assert created.is_file()
+        await pilot.press("escape")
+        await search(app, pilot, "Bazel 缓存")
+        assert "构建缓存笔记" in result_titles(app)
+
+
+MARKUP_TITLES = ["[@click=app.quit]x[/]", "[link=file:///etc/passwd]y[/link]", "[b]bold[/b]"]
+
+
+async def test_note_text_is_never_markup(make_kb) -> None:
+    kb = make_kb(
+        {
+            f"evil{i}.md": f"---\ntitle: \"{title}\"\ntags: ['[red]t[/red]']\n---\n\n"
+            f"markupcheck {title} \x1b[31mred\x1b[0m\n"
+            for i, title in enumerate(MARKUP_TITLES)
+        }
+    )
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await search(app, pilot, "markupcheck")
+        titles = result_titles(app)
+        assert sorted(titles) == sorted(MARKUP_TITLES)
+        results = app.screen.query_one("#results", OptionList)
+        results.focus()
+        await pilot.click("#results", offset=(5, 1))
+        await settle(app, pilot)
+        assert app.is_running  # the [@click=app.quit] title did nothing
+        assert app.screen.id == "note"
+        assert current_title(app) in MARKUP_TITLES
+        assert "\x1b" not in app.screen.query_one("#doc", Markdown).source
+
+
+async def test_empty_knowledge_base_says_how_to_start(make_kb) -> None:
+    kb = make_kb({})
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        status = str(app.screen.query_one("#status", Static).render())
+        assert "no notes yet" in status
+        assert "ctrl+n" in status
+
+
+async def test_first_run_ingests_with_progress(make_kb, tmp_path) -> None:
+    kb = make_kb({"a.md": "# 第一篇\n\n显存\n"})
+    assert not kb.config.store_path.exists()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await search(app, pilot, "显存")
+        assert result_titles(app) == ["第一篇"]
+
+
+async def test_notes_changed_on_disk_are_noticed(sample) -> None:
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        note = sample.config.roots[0].path / "life" / "fresh.md"
+        note.write_text("---\ntitle: 刚写的\n---\n\nquasar\n", encoding="utf-8")
+        await search(app, pilot, "quasar")
+        assert result_titles(app) == []
+        app.reindex()  # what the watch timer does every few seconds
+        await settle(app, pilot)
+        assert result_titles(app) == ["刚写的"]
+
+
+async def test_command_palette_opens_a_note_by_title(sample) -> None:
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.press(*"Redis学习")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert app.screen.id == "note"
+        assert current_title(app) == "Redis 学习笔记"
+
+
+async def test_help_and_quit(sample) -> None:
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        app.screen.query_one("#results", OptionList).focus()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert app.screen.query("HelpPanel")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert not app.is_running
