@@ -25,7 +25,7 @@ def sample(tmp_path: Path) -> KnowledgeBase:
     return kb
 
 
-async def settle(app: KbApp, pilot) -> None:  # noqa: ANN001 - a Textual Pilot
+async def settle(app: KbApp, pilot) -> None:
     """Let workers finish and their results reach the screen."""
     for _ in range(3):
         await pilot.pause()
@@ -41,13 +41,13 @@ def result_titles(app: KbApp) -> list[str]:
     ]
 
 
-async def search(app: KbApp, pilot, text: str) -> None:  # noqa: ANN001
+async def search(app: KbApp, pilot, text: str) -> None:
     app.screen.query_one("#query", Input).value = ""
     await pilot.press(*text)
     await settle(app, pilot)
 
 
-async def open_note(app: KbApp, pilot, text: str) -> None:  # noqa: ANN001
+async def open_note(app: KbApp, pilot, text: str) -> None:
     await search(app, pilot, text)
     await pilot.press("enter")
     await settle(app, pilot)
