@@ -1,0 +1,63 @@
+"""SVG snapshots of the main screens at 80x24 and 120x40 (pytest-textual-snapshot).
+
+Update them after a deliberate change with `pytest tests/test_snapshots.py --snapshot-update`
+and look at the SVGs before committing.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from textual.widgets import Input
+
+from kb.knowledge_base import KnowledgeBase
+from kb.tui.app import make_app
+from tests.conftest import SAMPLE_NOTES
+from tests.test_tui import settle
+
+SIZES = [(80, 24), (120, 40)]
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> KnowledgeBase:
+    shutil.copytree(SAMPLE_NOTES, tmp_path / "notes")
+    (tmp_path / "kb.yaml").write_text("roots: [notes]\n", encoding="utf-8")
+    kb = KnowledgeBase.open(tmp_path)
+    kb.ingest()
+    return kb
+
+
+def steady(app) -> None:  # noqa: ANN001 - the app under test
+    for field in app.screen.query(Input):
+        field.cursor_blink = False
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_search_screen(snap_compare, sample, size) -> None:
+    app = make_app(sample, watch=False)
+
+    async def type_query(pilot) -> None:  # noqa: ANN001
+        await settle(app, pilot)
+        steady(app)
+        await pilot.press(*"Redis")
+        await settle(app, pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=type_query)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_note_screen(snap_compare, sample, size) -> None:
+    app = make_app(sample, watch=False)
+
+    async def open_note(pilot) -> None:  # noqa: ANN001
+        await settle(app, pilot)
+        steady(app)
+        await pilot.press(*"时间窗口")
+        await settle(app, pilot)
+        await pilot.press("enter")
+        await settle(app, pilot)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=size, run_before=open_note)
