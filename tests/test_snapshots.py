@@ -29,7 +29,7 @@ def sample(tmp_path: Path) -> KnowledgeBase:
     return kb
 
 
-def steady(app) -> None:  # noqa: ANN001 - the app under test
+def steady(app) -> None:
     for field in app.screen.query(Input):
         field.cursor_blink = False
 
@@ -38,7 +38,7 @@ def steady(app) -> None:  # noqa: ANN001 - the app under test
 def test_search_screen(snap_compare, sample, size) -> None:
     app = make_app(sample, watch=False)
 
-    async def type_query(pilot) -> None:  # noqa: ANN001
+    async def type_query(pilot) -> None:
         await settle(app, pilot)
         steady(app)
         await pilot.press(*"Redis")
@@ -51,7 +51,7 @@ def test_search_screen(snap_compare, sample, size) -> None:
 def test_note_screen(snap_compare, sample, size) -> None:
     app = make_app(sample, watch=False)
 
-    async def open_note(pilot) -> None:  # noqa: ANN001
+    async def open_note(pilot) -> None:
         await settle(app, pilot)
         steady(app)
         await pilot.press(*"时间窗口")
