@@ -119,7 +119,7 @@ def parse_kb_href(href: str) -> tuple[str, str, str] | None:
     return ("wikilink" if kind == "wiki" else "hugo-ref"), target, anchor
 
 
-def split_for_display(markdown: str, chunk_chars: int = 6000) -> list[str]:
+def split_for_display(markdown: str, chunk_chars: int = 2500) -> list[str]:
     """Cut Markdown into pieces at blank lines outside code, so a long note can be shown
     piece by piece (the first screen appears at once) without breaking a block."""
     pieces: list[str] = []

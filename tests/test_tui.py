@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
 from textual.widgets import Input, Markdown, OptionList, Static
+from textual.worker import WorkerCancelled
 
 from kb.knowledge_base import KnowledgeBase
 from kb.tui.app import KbApp, make_app
@@ -29,7 +31,8 @@ async def settle(app: KbApp, pilot) -> None:
     """Let workers finish and their results reach the screen."""
     for _ in range(3):
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        with contextlib.suppress(WorkerCancelled):  # a newer keystroke replaced it
+            await app.workers.wait_for_complete()
     await pilot.pause()
 
 

@@ -1,0 +1,217 @@
+"""Time the terminal UI with Textual's pilot: first screen, keystroke to results, a long note.
+
+    python benchmarks/bench_tui.py [--sizes 1000 10000] [--workdir /tmp/kb-bench] [--seed 1]
+                                   [--repeat 3] [--json-out FILE]
+
+Each measurement runs in a fresh child process (so the first screen includes importing
+Textual and opening the store, as a user's `kb` does), headless at 120x40. Baselines from
+the same run: `python -c pass`, and `python -c "import textual.app"` (what any Textual app
+pays before it draws anything).
+
+- first screen: process start until the result list shows the newest notes;
+- keystroke to results: type each query one key at a time (Chinese and English), and time
+  from each key press until the results for exactly that text are on screen; median, p95;
+- long note: open the ~30 KB `long/long-note-30k.md` and time until its first part is on
+  screen (readable), and until the whole note is laid out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from bench_ingest import ensure_corpus, run_ingest, run_measured
+
+GOAL_FIRST_SCREEN = 1.5
+GOAL_KEYSTROKE_P95 = 0.100
+GOAL_LONG_NOTE = 0.300
+QUERIES = [
+    "显存带宽",
+    "roofline",
+    "分布式锁",
+    "FSDP",
+    "tokenizer",
+    "量化 int8",
+    "时间窗口",
+    "kernel fusion",
+    "缓存",
+    "attention",
+]
+
+CHILD = r"""
+import time
+started = time.perf_counter()
+import asyncio, json, sys
+from kb.knowledge_base import KnowledgeBase
+from kb.tui.app import make_app
+from kb.tui.screens import SearchScreen
+
+kb_dir, queries = sys.argv[1], json.loads(sys.argv[2])
+shown = {}
+original = SearchScreen.show_outcome
+
+def recording(self, text, outcome):
+    original(self, text, outcome)
+    if text == self.query_text:
+        shown.setdefault(text, time.perf_counter())
+
+SearchScreen.show_outcome = recording
+
+async def idle(app):
+    from textual.worker import WorkerCancelled
+    try:
+        await app.workers.wait_for_complete()
+    except WorkerCancelled:
+        pass
+
+async def main():
+    app = make_app(KnowledgeBase.open(kb_dir), watch=False)
+    out = {}
+    async with app.run_test(size=(120, 40)) as pilot:
+        results = None
+        while True:
+            await asyncio.sleep(0.005)
+            if app.screen.id == "search":
+                results = app.screen.query_one("#results")
+                if results.option_count:
+                    break
+        out["first_screen"] = time.perf_counter() - started
+        latencies = []
+        for query in queries:
+            app.screen.query_one("#query").value = ""
+            await idle(app)
+            await pilot.pause()
+            typed = ""
+            for key in query:
+                typed += key
+                shown.pop(typed.strip(), None)
+                pressed = time.perf_counter()
+                await pilot.press(key)
+                while typed.strip() and typed.strip() not in shown:
+                    await asyncio.sleep(0.001)
+                if typed.strip():
+                    latencies.append((typed, shown[typed.strip()] - pressed))
+        out["keystrokes"] = latencies
+        note = kb_dir and app.kb.find_note("long/long-note-30k.md")
+        screen = app.get_screen("note")
+        opened = time.perf_counter()
+        app.post_message(__import__("kb.tui.messages", fromlist=["x"]).OpenNote(note.id))
+        document = None
+        while True:
+            await asyncio.sleep(0.002)
+            if app.screen.id == "note" and app.screen.query("#doc"):
+                document = app.screen.query_one("#doc")
+                if document.source.strip() and document.children:
+                    break
+        out["long_first"] = time.perf_counter() - opened
+        await idle(app)
+        while screen.page is None or len(document.source) < len(screen.page.markdown) - 10:
+            await asyncio.sleep(0.005)
+        await pilot.pause()
+        out["long_all"] = time.perf_counter() - opened
+    print(json.dumps(out))
+
+asyncio.run(main())
+"""
+
+
+def child(kb_dir: Path) -> dict:
+    argv = [sys.executable, "-c", CHILD, str(kb_dir), json.dumps(QUERIES, ensure_ascii=False)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the UI benchmark child failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def baseline(code: str, repeat: int) -> float:
+    return statistics.median(
+        run_measured([sys.executable, "-c", code]).seconds for _ in range(repeat)
+    )
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def bench(workdir: Path, notes: int, seed: int, repeat: int) -> dict:
+    kb_dir = workdir / f"corpus-{notes}-seed{seed}"
+    ensure_corpus(kb_dir, notes, seed)
+    run_ingest(kb_dir, "--json")
+    python = baseline("pass", repeat)
+    textual = baseline("import textual.app", repeat)
+    runs = [child(kb_dir) for _ in range(repeat)]
+    keystrokes = [seconds for run in runs for _, seconds in run["keystrokes"]]
+    slowest = sorted((s, q) for run in runs for q, s in run["keystrokes"])[-5:]
+    return {
+        "notes": notes,
+        "python": python,
+        "import_textual": textual,
+        "first_screen": statistics.median(r["first_screen"] for r in runs),
+        "keystroke_median": statistics.median(keystrokes),
+        "keystroke_p95": percentile(keystrokes, 0.95),
+        "keystroke_max": max(keystrokes),
+        "keystrokes": len(keystrokes),
+        "slowest": slowest,
+        "long_first": statistics.median(r["long_first"] for r in runs),
+        "long_all": statistics.median(r["long_all"] for r in runs),
+    }
+
+
+def table(result: dict) -> str:
+    def row(name: str, seconds: float, base: float | None, goal: float | None) -> str:
+        ratio = f"{seconds / base:6.2f}x" if base else "       "
+        verdict = ("PASS" if seconds < goal else "MISS") if goal else ""
+        goal_text = f"< {goal * 1000:.0f} ms" if goal else ""
+        return f"{name:38} {seconds * 1000:9.1f} ms {ratio}  {goal_text:10} {verdict}"
+
+    lines = [
+        f"== {result['notes']:,} notes, headless 120x40 ==",
+        f"{'measurement':38} {'value':>12} {'x base':>7}  {'goal':10}",
+        row("python -c pass", result["python"], None, None),
+        row("import textual.app (baseline)", result["import_textual"], None, None),
+        row(
+            "first screen (process start)",
+            result["first_screen"],
+            result["import_textual"],
+            GOAL_FIRST_SCREEN,
+        ),
+        row(
+            f"keystroke to results, median of {result['keystrokes']}",
+            result["keystroke_median"],
+            None,
+            None,
+        ),
+        row("keystroke to results, p95", result["keystroke_p95"], None, GOAL_KEYSTROKE_P95),
+        row("keystroke to results, max", result["keystroke_max"], None, None),
+        row("30 KB note: first part on screen", result["long_first"], None, GOAL_LONG_NOTE),
+        row("30 KB note: all laid out", result["long_all"], None, None),
+        "slowest keystrokes: "
+        + ", ".join(f"{q!r} {s * 1000:.0f} ms" for s, q in result["slowest"]),
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/kb-bench"))
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args()
+    results = []
+    for notes in args.sizes:
+        result = bench(args.workdir, notes, args.seed, args.repeat)
+        results.append(result)
+        print(table(result), flush=True)
+    if args.json_out:
+        args.json_out.write_text(json.dumps(results, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
