@@ -49,6 +49,22 @@ class Config:
     def store_path(self) -> Path:
         return self.index_dir / "kb.sqlite"
 
+    def settings_signature(self) -> str:
+        """The settings that change what notes mean; when they change, ingest starts over."""
+        import json
+
+        return json.dumps(
+            {
+                "roots": [[r.name, str(r.path)] for r in self.roots],
+                "exclude": list(self.exclude),
+                "max_file_size": self.max_file_size,
+                "follow_external_symlinks": self.follow_external_symlinks,
+                "typed_links": list(self.typed_link_keys),
+                "site_url": self.site_url,
+            },
+            sort_keys=True,
+        )
+
     @property
     def prefixed(self) -> bool:
         """Whether note paths carry their root's name (only with several roots)."""

@@ -22,8 +22,15 @@ from kb.engines import IndexWriter
 from kb.errors import IngestLocked, NotesRootError
 from kb.models import ParsedNote, Problem
 from kb.parse.decode import BinaryFile, decode_note
-from kb.parse.note import parse_note
-from kb.scan import NoteFile, ScanResult, is_note_name, note_path, scan_root
+from kb.parse.note import fallback_note, parse_note
+from kb.scan import (
+    SCAN_PROBLEM_KINDS,
+    NoteFile,
+    ScanResult,
+    is_note_name,
+    note_path,
+    scan_root,
+)
 from kb.store import FileStamp, NoteRecord, Store
 
 ProgressCallback = Callable[[int, int], None]
@@ -119,14 +126,7 @@ def load_file(job: LoadJob) -> LoadResult:
     try:
         parsed = parse_note(file.rel, decoded.text, job.typed_link_keys)
     except Exception as exc:
-        return LoadResult(
-            file,
-            "skipped",
-            digest,
-            size,
-            mtime_ns,
-            problems=[Problem("parse-error", f"cannot parse: {exc!r}")],
-        )
+        parsed = fallback_note(file.rel, decoded.text, repr(exc))
     if decoded.warning:
         parsed.problems.insert(0, Problem("encoding", decoded.warning))
     streams = _streams(parsed) if job.with_streams else None
@@ -219,6 +219,13 @@ class Ingester:
     def run(self, targets: Iterable[Path] | None = None, rebuild: bool = False) -> IngestStats:
         started = time.perf_counter()
         scopes = self._scopes(targets)
+        explicit_rebuild = rebuild
+        settings = self.config.settings_signature()
+        known = self.store.get_meta("settings")
+        if targets is None and known is not None and known != settings:
+            # Roots, exclusions, typed-link keys or site_url changed: what every note
+            # means may have changed with them, so read everything again.
+            rebuild = True
         scanned = ScanResult()
         stamps: dict[str, FileStamp] = {}
         for scope in scopes:
@@ -227,7 +234,7 @@ class Ingester:
             scanned.problems.update(found.problems)
             if not rebuild:
                 stamps.update(self._stamps_in(scope))
-            self._refuse_to_empty(scope, found, rebuild)
+            self._refuse_to_empty(scope, found, explicit_rebuild)
         jobs = self._classify(scanned, stamps)
         removed = [p for p, s in stamps.items() if p not in scanned.files and s.note_id]
         gone_skipped = [p for p, s in stamps.items() if p not in scanned.files and not s.note_id]
@@ -240,6 +247,8 @@ class Ingester:
                 self._bump()
             indexed = self._apply(jobs, stamps, removed)
             self._remove(gone_skipped)
+            for scope in scopes:  # folder problems found last time may be gone now
+                self.store.clear_problems(scope.prefix, SCAN_PROBLEM_KINDS)
             for path, problems in scanned.problems.items():
                 self.store.replace_problems(path, problems)
                 self._warn(path, problems)
@@ -249,6 +258,8 @@ class Ingester:
             links_started = time.perf_counter()
             self._resolve_links(full=rebuild)
             self.stats.links_seconds = time.perf_counter() - links_started
+            if targets is None:
+                self.store.set_meta("settings", settings)
         self.stats.seconds = time.perf_counter() - started
         return self.stats
 

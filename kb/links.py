@@ -55,16 +55,25 @@ class NoteName:
         return posixpath.dirname(self.rel)
 
     def keys(self) -> set[str]:
-        """Every lookup key a link to this note can use (see ``Resolution.key``)."""
+        """Every lookup key a link to this note can use (see ``Resolution.key``): when a
+        note changes, links that looked up any key it had or has are resolved again."""
         keys = {f"name:{fold(self.stem)}", f"name:{fold(self.title)}"}
         keys.update(f"name:{fold(a)}" for a in self.aliases)
-        keys.add(f"path:{self.root}:{_path_key(self.rel)}")
+        path_key = _path_key(self.rel)
+        keys.add(f"path:{self.root}:{path_key}")
+        parts = fold(path_key).split("/")
+        keys.update(f"suffix:{'/'.join(parts[i:])}" for i in range(len(parts) - 1))
+        keys.add(f"url:{site_path(self.rel)}")
         if posixpath.basename(self.rel) in _INDEX_NAMES:
             keys.add(f"path:{self.root}:{self.folder}")
+            keys.add(f"url:{self.folder.lower()}")
         keys.update(f"url:{site_path(a)}" for a in self.url_aliases)
         if self.slug:
             keys.add(f"url:{posixpath.join(self.folder, self.slug).strip('/').lower()}")
             keys.add(f"name:{fold(self.slug)}")
+        # A link found by a unique slug looks up only its last URL segment; any note that
+        # can answer for that segment must make it look again.
+        keys.update({f"url-leaf:{k[4:].rsplit('/', 1)[-1]}" for k in keys if k.startswith("url:")})
         return keys
 
 
@@ -114,6 +123,7 @@ class LinkIndex:
 
     notes: dict[int, NoteName] = field(default_factory=dict)
     by_rel: dict[tuple[str, str], int] = field(default_factory=dict)
+    by_rel_folded: dict[tuple[str, str], int] = field(default_factory=dict)  # for site URLs
     by_stem: dict[str, list[int]] = field(default_factory=dict)
     by_title: dict[str, list[int]] = field(default_factory=dict)
     by_alias: dict[str, list[int]] = field(default_factory=dict)
@@ -135,6 +145,7 @@ class LinkIndex:
         for note in sorted(notes, key=lambda n: n.rel):
             index.notes[note.id] = note
             index.by_rel[(note.root, note.rel)] = note.id
+            index.by_rel_folded.setdefault((note.root, note.rel.lower()), note.id)
             index.by_stem.setdefault(fold(note.stem), []).append(note.id)
             index.by_title.setdefault(fold(note.title), []).append(note.id)
             for alias in note.aliases:
@@ -215,7 +226,7 @@ class LinkIndex:
             if lowered.endswith(suffix):
                 name = name[: -len(suffix)]
         key = f"name:{fold(name)}"
-        if "/" in name:
+        if "/" in name.strip("/"):
             wanted = fold(name.strip("/"))
             matches = [
                 n.id
@@ -226,8 +237,7 @@ class LinkIndex:
                     or fold(_path_key(n.rel)).endswith("/" + wanted)
                 )
             ]
-            key = f"path:{source.root}:{name.strip('/')}"
-            return self._choose(matches, source, key)
+            return self._choose(matches, source, f"suffix:{wanted}")
         for table in (self.by_stem, self.by_title, self.by_alias):
             matches = table.get(fold(name))
             if matches:
@@ -253,7 +263,8 @@ class LinkIndex:
         if path in self.by_url:
             return Resolution(self.by_url[path], "resolved", key)
         for candidate in _file_candidates(path, False):
-            note_id = self.by_rel.get((source.root, candidate))
+            # URLs are compared without case: a site serves posts/MyPost.md as /posts/mypost/.
+            note_id = self.by_rel_folded.get((source.root, candidate.lower()))
             if note_id is not None:
                 return Resolution(note_id, "resolved", key)
         folder, _, slug = path.rpartition("/")
@@ -262,7 +273,9 @@ class LinkIndex:
         if len(in_folder) == 1:
             return Resolution(in_folder[0], "resolved", key)
         if len(with_slug) == 1:
-            return Resolution(with_slug[0], "resolved", key)
+            # Found by a slug unique in the knowledge base: a second note taking the same
+            # slug must resolve this link again, so it looks up the slug itself.
+            return Resolution(with_slug[0], "resolved", f"url-leaf:{slug}")
         return Resolution(None, "broken", key)
 
     def _choose(self, matches: list[int], source: NoteName, key: str) -> Resolution:

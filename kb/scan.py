@@ -12,6 +12,8 @@ from kb.config import Config, NotesRoot
 from kb.models import Problem
 
 NOTE_SUFFIXES = (".md", ".markdown")
+# Problems the walk itself finds (not a note's content): replaced on every walk of a scope.
+SCAN_PROBLEM_KINDS = ("symlink", "unreadable-folder", "file-name")
 ALWAYS_EXCLUDED = frozenset({".git", "node_modules", "__pycache__"})
 # Hugo site folders that hold no notes of the user's own; excluded at a root's top level.
 HUGO_EXCLUDED = frozenset({"themes", "archetypes", "public", "resources"})
@@ -46,6 +48,10 @@ def scan_root(root: NotesRoot, config: Config, start: Path | None = None) -> Sca
     result = ScanResult()
     root_real = os.path.realpath(root.path)
     start = start or root.path
+    if start != root.path and _target_excluded(start.relative_to(root.path).as_posix(), config):
+        return result  # an excluded or hidden path is never a note, even when named
+    if not start.exists():
+        return result  # a deleted file or folder: its notes are removed, nothing to scan
     if start.is_file():
         rel = start.relative_to(root.path).as_posix()
         try:
@@ -89,12 +95,23 @@ def _walk(
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError as exc:
-            _problem(result, root, config, folder_rel, "unreadable", str(exc))
+            _problem(result, root, config, folder_rel, "unreadable-folder", str(exc))
             continue
         prefix = f"{folder_rel}/" if folder_rel else ""
         for entry in entries:
             rel = prefix + entry.name
             if _excluded(entry.name, rel, config, top_level=not folder_rel):
+                continue
+            if not _utf8(entry.name):
+                if entry.is_dir() or is_note_name(entry.name):
+                    _problem(
+                        result,
+                        root,
+                        config,
+                        printable(rel),
+                        "file-name",
+                        "file name is not valid UTF-8; rename it to ingest it",
+                    )
                 continue
             try:
                 is_link = entry.is_symlink()
@@ -156,6 +173,28 @@ def _excluded(name: str, rel: str, config: Config, top_level: bool) -> bool:
         fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(name, pattern)
         for pattern in config.exclude
     )
+
+
+def _target_excluded(rel: str, config: Config) -> bool:
+    """Whether any folder on the way to ``rel``, or its name, is excluded."""
+    parts = rel.strip("/").split("/")
+    return any(
+        _excluded(part, "/".join(parts[: i + 1]), config, top_level=i == 0)
+        for i, part in enumerate(parts)
+    )
+
+
+def _utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes, kept by Python as surrogates
+        return False
+    return True
+
+
+def printable(path: str) -> str:
+    """A path with undecodable bytes shown as U+FFFD, safe to store and print."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _link_allowed(path: str, root_real: str, config: Config) -> bool:

@@ -64,6 +64,8 @@ CREATE TABLE tags (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOC
 CREATE TABLE note_tags (
     note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
     tags_id INTEGER NOT NULL REFERENCES tags(id),
+    name TEXT NOT NULL,                 -- as this note spells it (the term table keeps the
+                                        -- first spelling)
     PRIMARY KEY (note_id, tags_id)
 );
 CREATE INDEX note_tags_term ON note_tags(tags_id);
@@ -71,6 +73,8 @@ CREATE TABLE series (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE N
 CREATE TABLE note_series (
     note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
     series_id INTEGER NOT NULL REFERENCES series(id),
+    name TEXT NOT NULL,                 -- as this note spells it (the term table keeps the
+                                        -- first spelling)
     PRIMARY KEY (note_id, series_id)
 );
 CREATE INDEX note_series_term ON note_series(series_id);
@@ -78,6 +82,8 @@ CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLA
 CREATE TABLE note_categories (
     note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
     categories_id INTEGER NOT NULL REFERENCES categories(id),
+    name TEXT NOT NULL,                 -- as this note spells it (the term table keeps the
+                                        -- first spelling)
     PRIMARY KEY (note_id, categories_id)
 );
 CREATE INDEX note_categories_term ON note_categories(categories_id);
@@ -286,18 +292,18 @@ class Store:
     # -- what is stored -------------------------------------------------------------
 
     def file_stamps(self, prefix: str = "") -> dict[str, FileStamp]:
-        """Stamps of stored notes and skipped files whose path starts with ``prefix``."""
-        pattern = _like_prefix(prefix)
+        """Stamps of stored notes and skipped files whose path starts with ``prefix``
+        (compared exactly: `Docs/` is not `docs/`)."""
+        where = "substr(path, 1, ?) = ?"
         stamps = {
             row[0]: FileStamp(row[1], row[2], row[3], row[4])
             for row in self.conn.execute(
-                "SELECT path, id, size, mtime_ns, hash FROM notes WHERE path LIKE ? ESCAPE '\\'",
-                (pattern,),
+                f"SELECT path, id, size, mtime_ns, hash FROM notes WHERE {where}",
+                (len(prefix), prefix),
             )
         }
         for row in self.conn.execute(
-            "SELECT path, size, mtime_ns FROM skipped_files WHERE path LIKE ? ESCAPE '\\'",
-            (pattern,),
+            f"SELECT path, size, mtime_ns FROM skipped_files WHERE {where}", (len(prefix), prefix)
         ):
             stamps.setdefault(row[0], FileStamp(None, row[1], row[2], ""))
         return stamps
@@ -346,8 +352,7 @@ class Store:
         return [
             row[0]
             for row in self.conn.execute(
-                f"SELECT t.name FROM {table} t JOIN note_{table} nt ON nt.{table}_id = t.id "
-                f"WHERE nt.note_id = ? ORDER BY t.name COLLATE NOCASE",
+                f"SELECT name FROM note_{table} WHERE note_id = ? ORDER BY name COLLATE NOCASE",
                 (note_id,),
             )
         ]
@@ -765,9 +770,11 @@ class Store:
         for name in names:
             row = self.conn.execute(f"SELECT id FROM {table} WHERE name = ?", (name,)).fetchone()
             term_ids[name] = row[0]
+        # Each note keeps its own spelling: its search tokens are made from it, and the
+        # index must be able to delete exactly those tokens later.
         self.conn.executemany(
-            f"INSERT OR IGNORE INTO note_{table}(note_id, {table}_id) VALUES (?, ?)",
-            [(note_id, term_ids[name]) for note_id, values in per_note for name in values],
+            f"INSERT OR IGNORE INTO note_{table}(note_id, {table}_id, name) VALUES (?, ?, ?)",
+            [(note_id, term_ids[name], name) for note_id, values in per_note for name in values],
         )
 
     def touch(self, path: str, size: int, mtime_ns: int) -> None:
@@ -822,6 +829,14 @@ class Store:
         )
         self.replace_problems(path, problems)
         return was_note is not None
+
+    def clear_problems(self, prefix: str, kinds: Iterable[str]) -> None:
+        kinds = list(kinds)
+        marks = ", ".join("?" for _ in kinds)
+        self.conn.execute(
+            f"DELETE FROM problems WHERE substr(path, 1, ?) = ? AND kind IN ({marks})",
+            (len(prefix), prefix, *kinds),
+        )
 
     def replace_problems(self, path: str, problems: Iterable[Problem]) -> None:
         self.conn.execute("DELETE FROM problems WHERE path = ?", (path,))
@@ -893,11 +908,6 @@ def _term_table(kind: str) -> str:
     if kind not in TERM_KINDS:
         raise ValueError(f"unknown term kind {kind!r}")
     return kind
-
-
-def _like_prefix(prefix: str) -> str:
-    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return escaped + "%"
 
 
 def _statements(script: str) -> list[str]:

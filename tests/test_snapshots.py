@@ -58,6 +58,9 @@ def test_note_screen(snap_compare, sample, size) -> None:
         await settle(app, pilot)
         await pilot.press("enter")
         await settle(app, pilot)
-        await pilot.pause(0.3)
+        screen = app.screen
+        while len(screen.query_one("#doc").source) < len(screen.page.markdown) - 10:
+            await pilot.pause(0.05)  # a long note arrives piece by piece
+        await settle(app, pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=open_note)

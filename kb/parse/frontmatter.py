@@ -33,7 +33,21 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
-_FastLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def _lenient_timestamp(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+    """A date YAML cannot build (2024-02-30) stays a string, so the note keeps its date
+    field and gets the usual "unrecognised date" warning instead of being dropped."""
+    try:
+        return yaml.SafeLoader.construct_yaml_timestamp(loader, node)
+    except ValueError:
+        return loader.construct_scalar(node)
+
+
+class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's safe loader (fast), with lenient dates."""
+
+
+_FastLoader.add_constructor("tag:yaml.org,2002:timestamp", _lenient_timestamp)
+_NoAliasLoader.add_constructor("tag:yaml.org,2002:timestamp", _lenient_timestamp)
 
 
 def split_front_matter(text: str) -> FrontMatter:
@@ -76,6 +90,10 @@ def _load_yaml(raw: str) -> tuple[Any, list[Problem]]:
     problems: list[Problem] = []
     try:
         return _safe_yaml(raw), problems
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        # A safe constructor failing on a value (`!!int abc`, `!!float x`): invalid YAML.
+        problems.append(Problem("front-matter", f"invalid YAML front matter: {exc}", 1))
+        return None, problems
     except yaml.YAMLError as exc:
         if _TAB_AFTER_KEY.search(raw):
             try:

@@ -64,8 +64,33 @@ def is_url_alias(alias: str) -> bool:
     return alias.startswith("/") or "://" in alias or alias.endswith(".html")
 
 
+def fallback_note(rel_path: str, text: str, error: str) -> ParsedNote:
+    """A note kb could not parse: kept, with its text searchable, and the error as a
+    warning, so one odd file never loses a note."""
+    return ParsedNote(
+        title=_title(None, "", PurePosixPath(rel_path)),
+        date=None,
+        draft=False,
+        slug=None,
+        tags=[],
+        categories=[],
+        series=[],
+        keywords=[],
+        name_aliases=[],
+        url_aliases=[],
+        headings=[],
+        links=[],
+        text=text,
+        code="",
+        summary=one_line(text)[:280],
+        word_count=word_count(text),
+        front_matter={},
+        problems=[Problem("parse-error", f"cannot parse, kept as plain text: {error}")],
+    )
+
+
 def _title(value: Any, first_h1: str, path: PurePosixPath) -> str:
-    if value is not None and one_line(str(value)):
+    if isinstance(value, str | int | float) and one_line(str(value)):
         return one_line(str(value))
     if first_h1:
         return one_line(first_h1)
