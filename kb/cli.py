@@ -175,8 +175,10 @@ def ingest(
         click.echo(json.dumps(stats.counts()))
         return
     if verbose:
+        from kb.text import one_line
+
         for action, path in stats.changes:
-            click.echo(f"{action:8} {path}")
+            click.echo(f"{action:8} {one_line(path)}")
     click.echo(_summary(stats))
 
 
@@ -270,7 +272,8 @@ def _print_connections(found: Connections) -> None:
         if link.resolved:
             flag = {"ambiguous": "  (ambiguous)", "missing-heading": "  (no such heading)"}
             click.echo(
-                f"  {label}{link.title}  {link.path}  :{link.line}{flag.get(link.status, '')}"
+                f"  {label}{link.title}  {one_line(link.path or '')}  :{link.line}"
+                f"{flag.get(link.status, '')}"
             )
         else:
             click.echo(f"  {label}{written}  :{link.line}  (unresolved)")

@@ -74,6 +74,13 @@ class Config:
 def load_config(home: Path) -> Config:
     """Read ``home/kb.yaml`` (optional); every setting has a default."""
     raw = _read_yaml(home / CONFIG_NAME)
+    try:
+        return _config(home, raw)
+    except (TypeError, ValueError) as exc:
+        raise KbError(f"{home / CONFIG_NAME}: a setting has the wrong type ({exc})") from None
+
+
+def _config(home: Path, raw: dict[str, Any]) -> Config:
     roots = raw.get("roots", raw.get("root", list(DEFAULT_ROOTS)))
     if isinstance(roots, str):
         roots = [roots]
@@ -82,13 +89,15 @@ def load_config(home: Path) -> Config:
     exclude = raw.get("exclude") or []
     if isinstance(exclude, str):
         exclude = [exclude]
+    if not isinstance(exclude, list):
+        raise KbError(f"{home / CONFIG_NAME}: 'exclude' must be a list of glob patterns")
     typed = raw.get("typed_links", list(DEFAULT_TYPED_LINK_KEYS))
     return Config(
         home=home,
         roots=_named_roots(home, [str(r) for r in roots]),
         exclude=tuple(str(e) for e in exclude),
         max_file_size=parse_size(raw.get("max_file_size", DEFAULT_MAX_FILE_SIZE)),
-        follow_external_symlinks=bool(raw.get("follow_external_symlinks", False)),
+        follow_external_symlinks=_flag(raw, "follow_external_symlinks", home),
         typed_link_keys=tuple(str(k) for k in typed) if isinstance(typed, list) else (),
         site_url=str(raw.get("site_url") or "").rstrip("/"),
         engine=str(raw.get("engine", "fts5")),
@@ -97,6 +106,17 @@ def load_config(home: Path) -> Config:
         new_notes_folder=str(raw.get("new_notes_folder") or ""),
         raw=raw,
     )
+
+
+def _flag(raw: dict[str, Any], key: str, home: Path) -> bool:
+    value = raw.get(key, False)
+    if isinstance(value, bool):
+        return value
+    if str(value).strip().lower() in ("yes", "true", "on", "1"):
+        return True
+    if str(value).strip().lower() in ("no", "false", "off", "0", ""):
+        return False
+    raise KbError(f"{home / CONFIG_NAME}: '{key}' must be true or false")
 
 
 def _mention_terms(value: Any) -> dict[str, str]:

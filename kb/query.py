@@ -26,6 +26,8 @@ _FIELD_ALIASES = {"tags": "tag", "categories": "category"}
 _LEXEME = re.compile(
     r'\s*(?:(?P<open>\()|(?P<close>\))|(?P<quote>-?"[^"]*"?)|(?P<word>[^\s()"]+(?:"[^"]*"?)?))'
 )
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+MAX_DEPTH = 12  # nested groups and NOTs; deeper is a typo, not a query
 _DATE = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
 
@@ -99,6 +101,11 @@ def parse_query(text: str, prefix_last: bool = False) -> Query:
     """Parse ``text``; with ``prefix_last`` an unfinished last word counts as a prefix."""
     if len(text) > MAX_QUERY_CHARS:
         raise QuerySyntaxError(f"query is longer than {MAX_QUERY_CHARS} characters")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise QuerySyntaxError("the query has bytes that are not valid UTF-8") from None
+    text = _CONTROLS.sub(" ", text)
     lexemes = _lex(text)
     if not lexemes:
         raise QuerySyntaxError("empty query: give a word, a phrase or a filter such as tag:x")
@@ -134,6 +141,7 @@ class _Parser:
     def __init__(self, lexemes: list[_Lexeme]) -> None:
         self.lexemes = lexemes
         self.pos = 0
+        self.depth = 0
 
     def peek(self) -> _Lexeme | None:
         return self.lexemes[self.pos] if self.pos < len(self.lexemes) else None
@@ -165,14 +173,34 @@ class _Parser:
                 self.take()
                 continue
             children.append(self.parse_unary())
+        # Words with nothing searchable in them (`。`, `-`) would match nothing: drop them.
+        children = [c for c in children if not _empty(c)]
         if not children:
+            if self.peek() is None or self.peek().kind == "close":  # type: ignore[union-attr]
+                raise QuerySyntaxError("nothing to search for: give a word, a phrase or a filter")
             raise QuerySyntaxError(
                 "OR needs a term on both sides" if self.peek() else "empty query or group"
             )
         return children[0] if len(children) == 1 else And(tuple(children))
 
     def parse_unary(self) -> Node:
+        self.depth += 1
+        try:
+            if self.depth > MAX_DEPTH:
+                raise QuerySyntaxError("the query is nested too deeply (NOT, -, parentheses)")
+            return self._unary()
+        finally:
+            self.depth -= 1
+
+    def _unary(self) -> Node:
         lexeme = self.take()
+        if (
+            lexeme.kind == "word"
+            and lexeme.text == "-"
+            and self.peek() is not None
+            and self.peek().kind in ("open", "quote")
+        ):  # type: ignore[union-attr]
+            return Not(self.parse_unary())  # -(a OR b)
         if lexeme.kind == "NOT":
             if self.peek() is None or self.peek().kind in ("OR", "close"):  # type: ignore[union-attr]
                 raise QuerySyntaxError("NOT needs a term after it")
@@ -195,9 +223,17 @@ class _Parser:
         return _word(lexeme.text)
 
 
+def _empty(node: Node) -> bool:
+    from kb.tokenize import segments
+
+    if isinstance(node, Not):
+        return _empty(node.child)
+    return isinstance(node, Word | Phrase) and not any(True for _ in segments(node.text))
+
+
 def _word(text: str) -> Node:
-    if text.startswith("-") and len(text) > 1:
-        return Not(_word(text[1:]))
+    if text.startswith("-") and len(text) > 1 and text[1] != "-":
+        return Not(_word(text[1:]))  # one dash excludes; `--rebuild` is a word
     name, sep, value = text.partition(":")
     field = _FIELD_ALIASES.get(name.lower(), name.lower())
     if sep and field in FIELDS:

@@ -146,3 +146,12 @@ def test_bare_kb_without_a_terminal_says_so(make_kb) -> None:
     result = CliRunner().invoke(cli, ["--kb", str(kb.home)])
     assert result.exit_code == 2
     assert "needs a terminal" in result.stderr
+
+
+def test_file_names_with_escapes_never_reach_the_terminal(make_kb, tmp_path: Path) -> None:
+    kb = make_kb({"esc\x1b[31mname.md": "# esc\n", "linker.md": "[x](esc%1B[31mname.md)\n"})
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest", "-v"])
+    assert result.exit_code == 0
+    assert "\x1b" not in result.output
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "links", "linker.md"])
+    assert "\x1b" not in result.output

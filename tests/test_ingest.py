@@ -480,3 +480,113 @@ def test_ctrl_c_on_a_real_ingest_process(make_kb, tmp_path: Path) -> None:
         assert kb.store.count_notes() == 0
     stats = kb.ingest()
     assert stats.added == 3000
+
+
+def test_file_name_that_is_not_utf8_is_skipped_with_a_warning(make_kb, tmp_path: Path) -> None:
+    kb = make_kb({"ok.md": "# ok\n"})
+    name = os.fsdecode(b"caf\xe9.md")
+    (tmp_path / "notes" / name).write_text("# café\n", encoding="utf-8")
+    stats = kb.ingest()
+    assert stats.added == 1
+    assert [(p.kind, path) for path, p in stats.problems] == [("file-name", "caf\ufffd.md")]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "date: 2024-02-30",
+        "date: 2024-01-01 25:00:00",
+        "x: !!int abc",
+        "x: !!bool maybe",
+        "title: [a, b]",
+    ],
+)
+def test_bad_yaml_values_keep_the_note(make_kb, tmp_path: Path, bad: str) -> None:
+    kb = make_kb(
+        {"a.md": "---\ntitle: Leap\ndate: 2024-02-28\n---\nroofline\n", "b.md": "see [[Leap]]\n"}
+    )
+    kb.ingest()
+    (tmp_path / "notes/a.md").write_text(f"---\n{bad}\n---\n# Leap\n\nroofline\n")
+    stats = kb.ingest()
+    assert (stats.updated, stats.removed) == (1, 0)
+    assert [hit.path for hit in kb.search("roofline").hits] == ["a.md"]
+    assert note(kb, "a.md")["title"] == "Leap"
+
+
+def test_ingest_of_one_folder_is_case_exact(make_kb, tmp_path: Path) -> None:
+    kb = make_kb({"Docs/a.md": "# A\n", "docs/b.md": "# lower\n"})
+    kb.ingest()
+    stats = kb.ingest([tmp_path / "notes/Docs"])
+    assert stats.removed == 0
+    assert kb.store.note("docs/b.md") is not None
+
+
+def test_excluded_paths_stay_excluded_when_named(make_kb, tmp_path: Path) -> None:
+    kb = make_kb(
+        {
+            "keep.md": "# k\n",
+            "drafts/d.md": "# d\n",
+            ".h.md": "# h\n",
+            "node_modules/x.md": "# x\n",
+        },
+        config="roots: [notes]\nexclude: ['drafts/*']\n",
+    )
+    notes = tmp_path / "notes"
+    stats = kb.ingest([notes / "drafts/d.md", notes / ".h.md", notes / "node_modules"])
+    assert stats.added == 0
+    assert kb.ingest().added == 1
+
+
+def test_folder_warnings_go_away_with_the_cause(make_kb, tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("# outside\n", encoding="utf-8")
+    kb = make_kb({"a.md": "# a\n"})
+    (tmp_path / "notes/ext.md").symlink_to(outside)
+    assert kb.ingest().warnings == 1
+    (tmp_path / "notes/ext.md").unlink()
+    kb.ingest()
+    assert kb.check() == []
+
+
+def test_ingest_of_a_deleted_file_leaves_no_warning(make_kb, tmp_path: Path) -> None:
+    kb = make_kb({"sub/gone.md": "# gone\n", "sub/stay.md": "# stay\n"})
+    kb.ingest()
+    (tmp_path / "notes/sub/gone.md").unlink()
+    stats = kb.ingest([tmp_path / "notes/sub/gone.md"])
+    assert (stats.removed, stats.warnings) == (1, 0)
+    assert kb.check() == []
+
+
+def test_changed_settings_read_every_note_again(make_kb, tmp_path: Path) -> None:
+    kb = make_kb({"a.md": "---\nsee: [b.md]\n---\n# A\n", "b.md": "# B\n"})
+    kb.ingest()
+    assert kb.connections(kb.find_note("b.md")).backlinks == []
+    (tmp_path / "kb.yaml").write_text("roots: [notes]\ntyped_links: [see]\n")
+    kb = KnowledgeBase.open(tmp_path)
+    kb.ingest()
+    assert [(b.path, b.rel) for b in kb.connections(kb.find_note("b.md")).backlinks] == [
+        ("a.md", "see")
+    ]
+    assert kb.ingest().changed == 0
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("exclude: 5", "'exclude' must be a list"),
+        ("lock_wait_seconds: abc", "wrong type"),
+        ("follow_external_symlinks: maybe", "must be true or false"),
+        ("roots: 5", "'roots' must be a list"),
+    ],
+)
+def test_bad_settings_are_one_line_errors(tmp_path: Path, setting: str, message: str) -> None:
+    from click.testing import CliRunner
+
+    from kb.cli import cli
+
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "kb.yaml").write_text(setting + "\n")
+    result = CliRunner().invoke(cli, ["--kb", str(tmp_path), "ingest"])
+    assert result.exit_code == 1
+    assert message in result.stderr
+    assert "Traceback" not in result.output

@@ -365,3 +365,18 @@ def test_check_on_real_corpora(tmp_path: Path, corpus: str, broken: int) -> None
     for problem in problems:  # each really names no note
         target = problem.message.split(" (")[0]
         assert Path(target).stem.casefold() not in stems or target.endswith(".md")
+
+
+def test_site_urls_ignore_case(make_kb) -> None:
+    kb = make_kb(
+        {
+            "posts/MyPost.md": "# Mine\n",
+            "src.md": "[a](https://blog.example.com/posts/MyPost/) "
+            "[b](https://blog.example.com/posts/mypost/) [c](/posts/MyPost/)\n",
+        },
+        config="roots: [notes]\nsite_url: https://blog.example.com\n",
+    )
+    kb.ingest()
+    assert {link.path for link in kb.connections(kb.find_note("src.md")).outgoing} == {
+        "posts/MyPost.md"
+    }

@@ -286,3 +286,42 @@ def test_dictionary_words_boost_but_never_decide(make_kb) -> None:
     kb.ingest()
     hits = [hit.path for hit in kb.search("和服").hits]
     assert hits == ["kimono.md", "server.md"]  # both contain 和服; one as a word
+
+
+def test_case_variant_tags_keep_the_index_exact(make_kb) -> None:
+    kb = make_kb({"b.md": "---\ntags: [PyTorch]\n---\n# B\nbeta\n"})
+    kb.ingest()
+    notes = kb.config.roots[0].path
+    (notes / "a.md").write_text("---\ntags: [pytorch]\n---\n# A\nalpha\n")
+    kb.ingest()
+    (notes / "b.md").unlink()
+    kb.ingest()
+    with (notes / "a.md").open("a") as handle:
+        handle.write("more\n")
+    assert kb.ingest().updated == 1
+    a = kb.find_note("a.md")
+    assert kb.store.terms("tags", a.id) == ["pytorch"]  # its own spelling
+    assert [hit.path for hit in kb.search("tag:PyTorch more").hits] == ["a.md"]
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("redis 。", {"redis-study.md", "project.md"}),  # punctuation-only words are dropped
+        ("redis -", {"redis-study.md", "project.md"}),
+        ("-(显存 OR 锁) redis", {"redis-study.md", "project.md"}),
+        ('"锁"', {"lock.md"}),  # a one-character Chinese phrase
+        ('"都不是锁"', {"lock.md"}),
+    ],
+)
+def test_query_edge_cases(kb: KnowledgeBase, query: str, expected: set[str]) -> None:
+    assert found(kb, query) == expected
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["\udcff", "redis " + "NOT " * 40 + "x", "(" * 20 + "a" + ")" * 20, "。", "-(。)"],
+)
+def test_more_bad_queries(kb: KnowledgeBase, query: str) -> None:
+    with pytest.raises(QuerySyntaxError):
+        kb.search(query)

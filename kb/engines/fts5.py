@@ -164,9 +164,14 @@ def word_expression(text: str, prefix: bool = False) -> str | None:
 def phrase_expression(text: str) -> str | None:
     """An exact phrase: its main-stream tokens adjacent and in order."""
     tokens: list[str] = []
-    for run in segments(text):
+    runs = list(segments(text))
+    for run in runs:
         tokens.extend(cjk_bigrams(run.text) if run.kind == "cjk" else [normalise(run.text)])
-    return _quote(" ".join(tokens)) if tokens else None
+    if not tokens:
+        return None
+    # A phrase ending in one Chinese character: that character starts the next bigram.
+    ends_with_char = runs[-1].kind == "cjk" and len(runs[-1].text) == 1
+    return _quote(" ".join(tokens)) + ("*" if ends_with_char else "")
 
 
 def text_expression(node: Node) -> str | None:
