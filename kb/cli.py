@@ -145,6 +145,12 @@ def new(ctx: click.Context, title: tuple[str, ...], folder: str | None, no_edit:
     "-v", "--verbose", is_flag=True, help="List every added, updated, moved and removed note."
 )
 @click.option(
+    "--engine",
+    type=click.Choice(["fts5", "whoosh"]),
+    default=None,
+    help="With --rebuild: build and use this search engine from now on.",
+)
+@click.option(
     "--wait",
     type=float,
     default=None,
@@ -157,6 +163,7 @@ def ingest(
     rebuild: bool,
     as_json: bool,
     verbose: bool,
+    engine: str | None,
     wait: float | None,
 ) -> None:
     """Read notes into the store: all notes roots, or only PATHS (files or folders).
@@ -169,7 +176,9 @@ def ingest(
         raise click.UsageError("--rebuild works on the whole knowledge base; drop the PATHS")
     kb = _open(ctx)
     with _progress_reporter(enabled=not as_json) as progress:
-        stats = kb.ingest(list(paths) or None, rebuild=rebuild, progress=progress, lock_wait=wait)
+        stats = kb.ingest(
+            list(paths) or None, rebuild=rebuild, progress=progress, lock_wait=wait, engine=engine
+        )
     _show_problems(stats)
     if as_json:
         click.echo(json.dumps(stats.counts()))

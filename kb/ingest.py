@@ -202,15 +202,26 @@ class _Scope:
 
 
 class Ingester:
-    def __init__(self, config: Config, store: Store, progress: ProgressCallback | None = None):
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        progress: ProgressCallback | None = None,
+        engine: str = "fts5",
+    ):
         self.config = config
         self.store = store
         self.progress = progress
+        # With an engine outside the store (whoosh), the tokens of the notes written in
+        # this run are kept for it; it commits after the store does.
+        self.streams: dict[int, tuple[str, ...]] | None = None if engine == "fts5" else {}
         self.stats = IngestStats()
         self.generation: int | None = None
-        from kb.engines.fts5 import Fts5Writer
+        from kb.engines.fts5 import DroppedFts5, Fts5Writer
 
-        self.index: IndexWriter = Fts5Writer(store.conn)
+        self.index: IndexWriter = (
+            Fts5Writer(store.conn) if engine == "fts5" else DroppedFts5(store.conn)
+        )
         self.index_is_empty = False  # then there is nothing in it to delete
         # For link resolution: notes written this run, and the names notes had before.
         self.written_ids: set[int] = set()
@@ -349,7 +360,10 @@ class Ingester:
         ids = self.store.write_notes(batch, self._bump())
         self.written_ids.update(ids)
         for note_id, record in zip(ids, batch, strict=True):
-            self.index.add(note_id, record.streams or _streams(record.parsed))
+            streams = record.streams or _streams(record.parsed)
+            self.index.add(note_id, streams)
+            if self.streams is not None:
+                self.streams[note_id] = streams
         return ids
 
     def _remove(self, paths: Iterable[str]) -> int:

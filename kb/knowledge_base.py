@@ -32,6 +32,7 @@ class KnowledgeBase:
         self._store: Store | None = None
         self._related_cache: dict[tuple[int, int, int], list[Related]] = {}
         self._links_cache: tuple[int, LinkIndex] | None = None
+        self._engine_cache: tuple[tuple[str, int], SearchEngine] | None = None
 
     @classmethod
     def open(cls, home: Path | str | None = None, cwd: Path | None = None) -> KnowledgeBase:
@@ -55,34 +56,60 @@ class KnowledgeBase:
         rebuild: bool = False,
         progress: ProgressCallback | None = None,
         lock_wait: float | None = None,
+        engine: str | None = None,
     ) -> IngestStats:
-        """Bring the store up to date with the notes (all roots, or only ``paths``)."""
+        """Bring the store up to date with the notes (all roots, or only ``paths``).
+
+        ``engine`` (with ``rebuild``) switches the search engine: ``fts5`` or ``whoosh``."""
+        if engine is not None and not rebuild:
+            raise UsageError("--engine takes effect with --rebuild")
         from kb.ingest import ingest_lock
 
         with ingest_lock(self.config, lock_wait):
             self._reset_reader()
             try:
-                return self._ingest_locked(paths, rebuild, progress)
+                return self._ingest_locked(paths, rebuild, progress, engine)
             except (StoreError, sqlite3.DatabaseError):
                 if not rebuild:
                     raise
             # Starting over must work whatever state the database is in: remove it.
             self._delete_store_files()
-            return self._ingest_locked(paths, rebuild, progress)
+            return self._ingest_locked(paths, rebuild, progress, engine)
 
     def _ingest_locked(
-        self, paths: list[Path] | None, rebuild: bool, progress: ProgressCallback | None
+        self,
+        paths: list[Path] | None,
+        rebuild: bool,
+        progress: ProgressCallback | None,
+        engine: str | None = None,
     ) -> IngestStats:
         from kb.ingest import Ingester
 
         store = Store.open(self.config.store_path, create=True)
         try:
-            stats = Ingester(self.config, store, progress).run(paths, rebuild=rebuild)
+            if engine is not None:
+                store.set_meta("engine", engine)  # --engine on a rebuild: the new choice
+            name = self._engine_name(store)
+            ingester = Ingester(self.config, store, progress, engine=name)
+            stats = ingester.run(paths, rebuild=rebuild)
+            if name == "whoosh":
+                from kb.engines.whoosh import WhooshIndex
+
+                # After the store's commit: a crash between the two leaves the index
+                # behind, and the next ingest catches it up from the store's generations.
+                WhooshIndex(self.config.index_dir).sync(store, ingester.streams, rebuild)
             if rebuild:
                 store.vacuum()  # give back the pages the old notes used
             return stats
         finally:
             store.close()
+
+    def _engine_name(self, store: Store) -> str:
+        """kb.yaml's `engine` when set, else the one chosen with `--engine`, else FTS5."""
+        name = str(self.config.raw.get("engine") or store.get_meta("engine") or "fts5")
+        if name not in ("fts5", "whoosh"):
+            raise KbError(f"unknown search engine {name!r} (known: fts5, whoosh)")
+        return name
 
     def _delete_store_files(self) -> None:
         for suffix in ("", "-wal", "-shm", "-journal"):
@@ -93,12 +120,20 @@ class KnowledgeBase:
         return self.ingest([path])
 
     def engine(self) -> SearchEngine:
-        """The search engine named by the ``engine`` setting."""
-        if self.config.engine == "fts5":
-            from kb.engines.fts5 import Fts5Engine
+        """The search engine in use (see ``_engine_name``), kept while the store is
+        unchanged: whoosh opens its index once, not on every keystroke."""
+        key = (self._engine_name(self.store), self.store.generation)
+        if self._engine_cache is None or self._engine_cache[0] != key:
+            if key[0] == "whoosh":
+                from kb.engines.whoosh import WhooshEngine
 
-            return Fts5Engine(self.store.conn)
-        raise KbError(f"unknown search engine {self.config.engine!r} in kb.yaml (known: fts5)")
+                engine: SearchEngine = WhooshEngine(self.config.index_dir, self.store)
+            else:
+                from kb.engines.fts5 import Fts5Engine
+
+                engine = Fts5Engine(self.store.conn)
+            self._engine_cache = (key, engine)
+        return self._engine_cache[1]
 
     def search(self, text: str, limit: int = 20, prefix: bool = False) -> SearchResults:
         """Search the notes with kb's query language.
@@ -343,6 +378,7 @@ class KnowledgeBase:
         raise KbError(f"notes root {root!r} is no longer in kb.yaml: run 'kb ingest'")
 
     def _reset_reader(self) -> None:
+        self._engine_cache = None
         if self._store is not None:
             self._store.close()
             self._store = None

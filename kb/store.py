@@ -342,6 +342,21 @@ class Store:
             (name,),
         ).fetchall()
 
+    def ids_titled(self, title: str) -> set[int]:
+        """Notes whose title is ``title`` (any ASCII case): they rank first."""
+        return {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT id FROM notes WHERE lower(title) = ?", (title.lower(),)
+            )
+        }
+
+    def filter_ids(self, name: str, value: str) -> set[int]:
+        sql, params = filter_clause(name, value)
+        return {
+            row[0] for row in self.conn.execute(f"SELECT n.id FROM notes n WHERE {sql}", params)
+        }
+
     def notes(self) -> list[sqlite3.Row]:
         return self.conn.execute(
             "SELECT id, path, title, date, draft, word_count FROM notes ORDER BY path"
@@ -869,6 +884,37 @@ class Store:
         ):
             self.conn.execute(f"DELETE FROM {table}")
         self.conn.execute("DELETE FROM notes")
+
+
+def filter_clause(name: str, value: str) -> tuple[str, list[object]]:
+    """SQL over ``notes n`` for a query filter (tag:, series:, category:, path:, date:,
+    draft:), shared by every search engine so that filters mean the same everywhere."""
+    if name == "tag":  # the tag or any tag below it, any case
+        return (
+            "n.id IN (SELECT nt.note_id FROM note_tags nt JOIN tags t ON t.id = nt.tags_id "
+            "WHERE t.name = ? COLLATE NOCASE OR t.name LIKE ? ESCAPE '\\')",
+            [value, _like_escape(value) + "/%"],
+        )
+    if name in ("series", "category"):
+        table = "series" if name == "series" else "categories"
+        return (
+            f"n.id IN (SELECT nt.note_id FROM note_{table} nt JOIN {table} t "
+            f"ON t.id = nt.{table}_id WHERE t.name = ? COLLATE NOCASE)",
+            [value],
+        )
+    if name == "path":
+        return "n.path LIKE ? ESCAPE '\\'", ["%" + _like_escape(value) + "%"]
+    if name == "date":
+        start, end = value.split("..")
+        # ISO dates sort as text; a date with a time sorts after its day, before '~'.
+        return "(n.date >= ? AND n.date <= ?)", [start, end + "~"]
+    if name == "draft":
+        return ("n.draft = 1" if value == "true" else "n.draft = 0"), []
+    return "0", []  # title: is text, handled by the engine
+
+
+def _like_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def key_hash(key: str) -> int:

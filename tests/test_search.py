@@ -11,10 +11,17 @@ import pytest
 from click.testing import CliRunner
 
 from kb.cli import cli
+from kb.engines.whoosh import available as whoosh_available
 from kb.knowledge_base import KnowledgeBase
 from kb.query import QuerySyntaxError
 
-ENGINES = ["fts5"]
+ENGINES = [
+    "fts5",
+    pytest.param(
+        "whoosh",
+        marks=pytest.mark.skipif(not whoosh_available(), reason="whoosh-reloaded is not installed"),
+    ),
+]
 
 NOTES = {
     "redis-study.md": (

@@ -280,3 +280,17 @@ async def test_help_and_quit(sample) -> None:
         await pilot.press("ctrl+q")
         await pilot.pause()
     assert not app.is_running
+
+
+async def test_the_app_works_unchanged_on_whoosh(sample) -> None:
+    pytest.importorskip("whoosh")
+    sample.ingest(rebuild=True, engine="whoosh")
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.kb.engine().name == "whoosh"
+        await open_note(app, pilot, "时间窗口")
+        assert current_title(app) == "计算平台：用 Redis ZSET 做全局时间窗口限流"
+        await pilot.press("ctrl+l", "enter")
+        await settle(app, pilot)
+        assert current_title(app) == "Redis 学习笔记"

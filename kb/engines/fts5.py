@@ -17,6 +17,7 @@ from collections import Counter
 from kb.documents import SearchDocument
 from kb.engines import EngineHit
 from kb.query import And, Field, Node, Not, Or, Phrase, Query, Word
+from kb.store import filter_clause
 from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
 
 TABLE = "note_fts"
@@ -48,7 +49,7 @@ _META_SIGNATURE = "fts5_signature"
 _META_GENERATION = "fts5_generation"
 
 
-def _query_signature() -> str:
+def query_signature() -> str:
     """What searching depends on: how kb tokenizes and the table's shape."""
     return f"kb-tokenizer {TOKENIZER_VERSION}; schema {len(COLUMNS)}"
 
@@ -61,7 +62,7 @@ def tokenizer_signature() -> str:
         jieba = version("rjieba")
     except PackageNotFoundError:
         jieba = "?"
-    return f"{_query_signature()}; rjieba {jieba}"
+    return f"{query_signature()}; rjieba {jieba}"
 
 
 def document_streams(document: SearchDocument) -> tuple[str, ...]:
@@ -125,6 +126,34 @@ class Fts5Writer:
 
     def mark_synced(self, generation: int) -> None:
         self._set_meta(_META_GENERATION, str(generation))
+
+
+class DroppedFts5:
+    """Another engine is in use: the FTS5 tables are dropped (a later switch back to FTS5
+    rebuilds them from the store), and nothing is written to them."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def prepare(self) -> bool:
+        self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}_vocab")
+        self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        self.conn.execute(
+            "DELETE FROM meta WHERE key IN (?, ?)", (_META_SIGNATURE, _META_GENERATION)
+        )
+        return True
+
+    def clear(self) -> None:
+        pass
+
+    def add(self, note_id: int, streams: tuple[str, ...]) -> None:
+        pass
+
+    def delete(self, documents: list[tuple[int, SearchDocument]]) -> None:
+        pass
+
+    def mark_synced(self, generation: int) -> None:
+        pass
 
 
 # -- searching ----------------------------------------------------------------------
@@ -232,35 +261,9 @@ class _SqlBuilder:
         return "(" + joiner.join(self.build(c) for c in node.children) + ")"
 
     def field(self, node: Field) -> str:
-        value = node.value
-        if node.name == "tag":
-            self.params.extend([value, _like_escape(value) + "/%"])
-            return (
-                "n.id IN (SELECT nt.note_id FROM note_tags nt JOIN tags t ON t.id = nt.tags_id "
-                "WHERE t.name = ? COLLATE NOCASE OR t.name LIKE ? ESCAPE '\\')"
-            )
-        if node.name in ("series", "category"):
-            table = "series" if node.name == "series" else "categories"
-            self.params.append(value)
-            return (
-                f"n.id IN (SELECT nt.note_id FROM note_{table} nt JOIN {table} t "
-                f"ON t.id = nt.{table}_id WHERE t.name = ? COLLATE NOCASE)"
-            )
-        if node.name == "path":
-            self.params.append("%" + _like_escape(value) + "%")
-            return "n.path LIKE ? ESCAPE '\\'"
-        if node.name == "date":
-            start, end = value.split("..")
-            # ISO dates sort as text; a date with a time sorts after its day, before '~'.
-            self.params.extend([start, end + "~"])
-            return "(n.date >= ? AND n.date <= ?)"
-        if node.name == "draft":
-            return "n.draft = 1" if value == "true" else "n.draft = 0"
-        return "0"  # title: handled as text; nothing else reaches here
-
-
-def _like_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        sql, params = filter_clause(node.name, node.value)
+        self.params.extend(params)
+        return sql
 
 
 class Fts5Engine:
@@ -279,7 +282,7 @@ class Fts5Engine:
         signature, generation, synced = row
         # The rjieba version is not compared here: looking it up costs ~25 ms of start-up,
         # and a new dictionary only changes ranking; the next ingest re-indexes for it.
-        return (signature or "").startswith(_query_signature() + ";") and generation == synced
+        return (signature or "").startswith(query_signature() + ";") and generation == synced
 
     def search(self, query: Query, limit: int) -> list[EngineHit]:
         try:
