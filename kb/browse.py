@@ -231,5 +231,14 @@ def new_note_name(title: str, existing: set[str]) -> str:
     return name
 
 
+def editor_command(path: Path) -> list[str]:
+    """``$VISUAL``, else ``$EDITOR``, else vi, split as a shell would, with the note's path."""
+    import os
+    import shlex
+
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    return [*shlex.split(editor), str(path)]
+
+
 def external_url(target: str) -> str | None:
     return target if _SCHEME.match(target) and not target.startswith(KB_SCHEME) else None

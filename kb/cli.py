@@ -121,18 +121,18 @@ def init(directory: Path, make_default: bool) -> None:
 @click.pass_context
 def new(ctx: click.Context, title: tuple[str, ...], folder: str | None, no_edit: bool) -> None:
     """Create a note titled TITLE, open it in $EDITOR, then ingest it."""
-    import os
-    import shlex
     import subprocess
+
+    from kb.browse import editor_command
 
     kb = _open(ctx)
     path = kb.new_note(" ".join(title), folder)
     if not no_edit:
-        editor = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+        command = editor_command(path)
         try:
-            subprocess.run([*editor, str(path)], check=False)
+            subprocess.run(command, check=False)
         except OSError as exc:
-            raise KbError(f"cannot start the editor {editor[0]}: {exc}") from exc
+            raise KbError(f"cannot start the editor {command[0]}: {exc}") from exc
     kb.ingest_file(path)
     click.echo(path)
 

@@ -82,6 +82,26 @@ class Query:
         _collect_positive(self.root, found)
         return found
 
+    def title_key(self) -> str:
+        """The positive words as one lower-case string: a note titled so comes first."""
+        words = [t.value if isinstance(t, Field) else t.text for t in self.positive_terms()]
+        return " ".join(words).lower()
+
+    def dictionary_pieces(self, limit: int = 24) -> list[str]:
+        """Every 2+ character piece of each Chinese run of the positive terms, longest
+        first: the dictionary words a term may be, used only to raise the rank."""
+        from kb.tokenize import segments
+
+        pieces: list[str] = []
+        for term in self.positive_terms():
+            text = term.value if isinstance(term, Field) else term.text
+            for run in segments(text):
+                if run.kind != "cjk" or len(run.text) < 2:
+                    continue
+                for size in range(len(run.text), 1, -1):
+                    pieces.extend(run.text[i : i + size] for i in range(len(run.text) - size + 1))
+        return list(dict.fromkeys(pieces))[:limit]
+
 
 def _collect_positive(node: Node, found: list[Word | Phrase | Field]) -> None:
     if isinstance(node, Word | Phrase) or (isinstance(node, Field) and node.name == "title"):

@@ -299,7 +299,7 @@ class Fts5Engine:
         """Every positive term, whichever of them a note matched, plus the dictionary
         words a Chinese term may be (optional boosts, never required)."""
         terms = query.positive_terms()
-        return " OR ".join([e for e in (text_expression(t) for t in terms) if e] + _boosts(terms))
+        return " OR ".join([e for e in (text_expression(t) for t in terms) if e] + _boosts(query))
 
     def _search_text(self, query: Query, required: str, limit: int) -> list[EngineHit]:
         """Words, phrases and title filters only: one FTS5 query ranks and limits."""
@@ -315,7 +315,7 @@ class Fts5Engine:
         exact = self.conn.execute(
             f"SELECT n.id FROM notes n WHERE lower(n.title) = ? AND n.id IN "
             f"(SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?)",
-            (_title_key(query), required),
+            (query.title_key(), required),
         ).fetchall()
         if exact:
             first = {int(row[0]) for row in exact}
@@ -339,7 +339,7 @@ class Fts5Engine:
         else:
             rank_join, score = "", "0"
         params.extend(builder.params)
-        params.extend([_title_key(query), limit])
+        params.extend([query.title_key(), limit])
         sql = (
             f"SELECT n.id, {score} AS score FROM notes n {rank_join} WHERE {where} "
             f"ORDER BY (lower(n.title) = ?) DESC, score DESC, n.date DESC, n.path "
@@ -435,22 +435,9 @@ def document_terms(document: SearchDocument) -> Counter[str]:
     return counts
 
 
-def _boosts(terms: list[Word | Phrase | Field]) -> list[str]:
-    """Every 2+ character piece of each Chinese run, matched against dictionary words."""
-    pieces: list[str] = []
-    for term in terms:
-        text = term.value if isinstance(term, Field) else term.text
-        for run in segments(text):
-            if run.kind != "cjk" or len(run.text) < 2:
-                continue
-            for size in range(len(run.text), 1, -1):
-                pieces.extend(run.text[i : i + size] for i in range(len(run.text) - size + 1))
-    unique = list(dict.fromkeys(pieces))[:_MAX_BOOSTS]
-    if not unique:
+def _boosts(query: Query) -> list[str]:
+    """The dictionary words a Chinese term may be, matched only in the side columns."""
+    pieces = query.dictionary_pieces(_MAX_BOOSTS)
+    if not pieces:
         return []
-    return [f"{SIDE_COLUMNS} : ({' OR '.join(_quote(p) for p in unique)})"]
-
-
-def _title_key(query: Query) -> str:
-    words = [t.text if isinstance(t, Word | Phrase) else t.value for t in query.positive_terms()]
-    return " ".join(words).lower()
+    return [f"{SIDE_COLUMNS} : ({' OR '.join(_quote(p) for p in pieces)})"]

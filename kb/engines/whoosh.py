@@ -308,16 +308,7 @@ class WhooshEngine:
 
         terms = query.positive_terms()
         parts = [q for q in (self._text(reader, t) for t in terms) if q is not None]
-        pieces = []
-        for term in terms:
-            text = term.value if isinstance(term, Field) else term.text
-            for run in segments(text):
-                if run.kind == "cjk" and len(run.text) >= 2:
-                    for size in range(len(run.text), 1, -1):
-                        pieces.extend(
-                            run.text[i : i + size] for i in range(len(run.text) - size + 1)
-                        )
-        for piece in list(dict.fromkeys(pieces))[:24]:  # dictionary words: optional boosts
+        for piece in query.dictionary_pieces():  # dictionary words: optional boosts
             parts.append(Or([Term(f, piece, boost=_WEIGHT[f]) for f in SIDE]))
         return Or(parts) if parts else None
 
@@ -349,7 +340,7 @@ class WhooshEngine:
                         note_id = int(ids[hit.docnum])
                         if note_id in scores:
                             scores[note_id] = float(hit.score)
-        exact = self.store.ids_titled(_title_key(query))
+        exact = self.store.ids_titled(query.title_key())
         ordered = sorted(scores, key=lambda i: (i not in exact, -scores[i], i))
         return [EngineHit(i, scores[i]) for i in ordered[:limit]]
 
@@ -426,8 +417,3 @@ class WhooshEngine:
                 for w in searcher.reader().expand_prefix("body", term[0])
             }
         return difflib.get_close_matches(term, sorted(words), n=limit, cutoff=0.75)
-
-
-def _title_key(query: Query) -> str:
-    words = [t.text if isinstance(t, Word | Phrase) else t.value for t in query.positive_terms()]
-    return " ".join(words).lower()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shlex
 import subprocess
 import threading
 from pathlib import Path
@@ -13,6 +11,7 @@ from textual.app import App, SuspendNotSupported
 from textual.binding import Binding
 from textual.content import Content
 
+from kb.browse import editor_command
 from kb.errors import IngestLocked, KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.tui.commands import NoteCommands
@@ -101,17 +100,21 @@ class KbApp(App[None]):
 
     def action_edit(self, path: Path) -> None:
         """Open a note in $EDITOR (the app steps aside), then ingest it and refresh."""
-        editor = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
+        if self._run_editor(path):
+            self.after_edit(path)
+
+    def _run_editor(self, path: Path) -> bool:
+        command = editor_command(path)
         try:
             with self.suspend():
-                subprocess.run([*editor, str(path)], check=False)
+                subprocess.run(command, check=False)
         except SuspendNotSupported:
             # Headless (tests, pipes): the editor needs no terminal of ours.
-            subprocess.run([*editor, str(path)], check=False, stdin=subprocess.DEVNULL)
+            subprocess.run(command, check=False, stdin=subprocess.DEVNULL)
         except OSError as exc:
-            self.notify(Content(f"cannot start the editor {editor[0]}: {exc}"), severity="error")
-            return
-        self.after_edit(path)
+            self.notify(Content(f"cannot start the editor {command[0]}: {exc}"), severity="error")
+            return False
+        return True
 
     @work(thread=True, exclusive=True, group="ingest")
     def after_edit(self, path: Path, open_it: bool = False) -> None:
@@ -140,15 +143,8 @@ class KbApp(App[None]):
         except KbError as exc:
             self.notify(Content(str(exc)), severity="error")
             return
-        editor = shlex.split(os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi")
-        try:
-            with self.suspend():
-                subprocess.run([*editor, str(path)], check=False)
-        except SuspendNotSupported:
-            subprocess.run([*editor, str(path)], check=False, stdin=subprocess.DEVNULL)
-        except OSError as exc:
-            self.notify(Content(f"cannot start the editor {editor[0]}: {exc}"), severity="error")
-        self.after_edit(path, open_it=True)
+        self._run_editor(path)
+        self.after_edit(path, open_it=True)  # the file exists either way: show it
 
     # -- help ----------------------------------------------------------------------------
 
