@@ -22,10 +22,10 @@ from kb.errors import StoreError
 from kb.links import LinkToResolve, NoteName
 from kb.models import ParsedNote, Problem
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 TERM_KINDS = ("tags", "series", "categories")
 
-_SCHEMA_V1 = """
+_SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE notes (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -136,7 +136,10 @@ CREATE TABLE skipped_files (           -- files that are not notes, so unchanged
 INSERT INTO meta(key, value) VALUES ('generation', '0');
 """
 
-MIGRATIONS: dict[int, str] = {1: _SCHEMA_V1}
+# Schema 1 was never released in a stable shape (it changed while kb was being built),
+# so a version-1 store is started over: its notes are read again by the same ingest.
+_RESET = "RESET"
+MIGRATIONS: dict[int, str] = {2: _RESET}
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,11 +244,36 @@ class Store:
         current = self.version
         if current > SCHEMA_VERSION:
             self.check_version()
+        if current == 0:  # a new store: today's schema at once
+            with self.transaction():
+                self._create()
+                self.conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            return
         for version in range(current + 1, SCHEMA_VERSION + 1):
             with self.transaction():
-                for statement in _statements(MIGRATIONS[version]):
-                    self.conn.execute(statement)
+                if MIGRATIONS[version] == _RESET:
+                    self._drop_everything()
+                    self._create()
+                else:
+                    for statement in _statements(MIGRATIONS[version]):
+                        self.conn.execute(statement)
                 self.conn.execute(f"PRAGMA user_version = {version}")
+
+    def _create(self) -> None:
+        for statement in _statements(_SCHEMA):
+            self.conn.execute(statement)
+
+    def _drop_everything(self) -> None:
+        # Virtual tables first: dropping one drops its shadow tables with it.
+        for (name,) in self.conn.execute(
+            "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%' "
+            "ORDER BY length(name) DESC"
+        ).fetchall():
+            self.conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+        for (name,) in self.conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        ).fetchall():
+            self.conn.execute(f'DROP TABLE IF EXISTS "{name}"')
 
     def close(self) -> None:
         self.conn.close()

@@ -155,3 +155,19 @@ def test_file_names_with_escapes_never_reach_the_terminal(make_kb, tmp_path: Pat
     assert "\x1b" not in result.output
     result = CliRunner().invoke(cli, ["--kb", str(kb.home), "links", "linker.md"])
     assert "\x1b" not in result.output
+
+
+def test_a_store_from_an_older_kb_is_upgraded_by_the_next_ingest(make_kb) -> None:
+    import sqlite3
+
+    kb = make_kb({"a.md": "# 升级\n"})
+    kb.config.index_dir.mkdir()
+    old = sqlite3.connect(kb.config.store_path)
+    old.executescript("CREATE TABLE notes (id INTEGER PRIMARY KEY, path TEXT);"
+                      "PRAGMA user_version = 1;")
+    old.close()
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "search", "升级"])
+    assert result.exit_code == 1
+    assert "run 'kb ingest'" in result.stderr
+    assert CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest"]).exit_code == 0
+    assert [hit.path for hit in kb.search("升级").hits] == ["a.md"]

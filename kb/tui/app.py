@@ -43,10 +43,19 @@ class KbApp(App[None]):
         self.install_screen(SearchScreen(), "search")
         self.install_screen(NoteScreen(), "note")
         self.push_screen("search")
-        if not self.kb.config.store_path.exists():
+        if self._store_needs_ingest():
             self.reindex(first=True)
         if self.watch:
             self.set_interval(WATCH_SECONDS, self.reindex, name="watch")
+
+    def _store_needs_ingest(self) -> bool:
+        """No store yet, or one from an older kb: the first ingest builds or upgrades it."""
+        try:
+            with self.kb_lock:
+                self.kb.store  # noqa: B018 - opening it checks its version
+        except KbError:
+            return True
+        return False
 
     # -- opening notes -------------------------------------------------------------------
 

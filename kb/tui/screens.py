@@ -4,6 +4,7 @@ backlinks, mentions, related notes and series). Screens call the core from worke
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -96,8 +97,8 @@ class SearchScreen(Screen[None]):
                 outcome: SearchResults | list | str = (
                     kb.search(text, limit=RESULTS, prefix=True) if text else kb.recent(RESULTS)
                 )
-            except KbError as exc:
-                outcome = str(exc)
+            except (KbError, sqlite3.DatabaseError) as exc:
+                outcome = f"{exc} (press ctrl+r to re-index)"
         if not worker.is_cancelled:
             self.app.call_from_thread(self.show_outcome, text, outcome)
 
