@@ -251,6 +251,10 @@ class Ingester:
         gone_skipped = [p for p, s in stamps.items() if p not in scanned.files and not s.note_id]
         with self.store.transaction():
             self.index_is_empty = self.index.prepare()
+            if self.streams is not None:
+                # The index lives outside the store: nothing in the store to delete from or
+                # to fill, so old documents are never rebuilt just to be thrown away.
+                self.index_is_empty = False
             if rebuild:
                 self.store.clear()
                 self.index.clear()
@@ -355,7 +359,7 @@ class Ingester:
         """Write a batch of notes to the store and the index; returns their ids."""
         existing = list(self.store.ids_of(r.path for r in batch).values())
         self._remember_names(existing)
-        if not self.index_is_empty:
+        if not self.index_is_empty and self.streams is None:
             self.index.delete(self.store.search_documents(existing))
         ids = self.store.write_notes(batch, self._bump())
         self.written_ids.update(ids)
@@ -373,7 +377,7 @@ class Ingester:
             return 0
         existing = list(self.store.ids_of(paths).values())
         self._remember_names(existing)
-        if not self.index_is_empty:
+        if not self.index_is_empty and self.streams is None:
             self.index.delete(self.store.search_documents(existing))
         return self.store.remove_notes(paths, self._bump())
 

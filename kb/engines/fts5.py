@@ -141,7 +141,7 @@ class DroppedFts5:
         self.conn.execute(
             "DELETE FROM meta WHERE key IN (?, ?)", (_META_SIGNATURE, _META_GENERATION)
         )
-        return True
+        return False  # nothing to fill: the other engine keeps its own index
 
     def clear(self) -> None:
         pass

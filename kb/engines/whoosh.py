@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb.engines import EngineHit
-from kb.engines.fts5 import COLUMNS, WEIGHTS, document_streams, document_terms
+from kb.engines.fts5 import COLUMNS, document_streams, document_terms
 from kb.errors import KbError
 from kb.query import And, Field, Node, Not, Or, Phrase, Query, Word
 from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
@@ -31,9 +31,33 @@ FOLDER = "whoosh"
 META_KEY = "__meta__"
 PREFIX_CAP = 200  # terms a prefix may expand to in one field: `r*` must not take seconds
 WRITER_TIMEOUT = 10.0
-SIDE = tuple(c for c in COLUMNS if c.endswith("_x"))
+# whoosh's matchers are pure Python and their cost grows with the fields a query spans, so
+# kb's ten streams go into six fields: title (alone, for `title:`), head (aliases, tags,
+# headings) and body (text and code), each with its main and side stream. A separator token
+# that kb's tokenizer never produces keeps phrases from running across the parts.
+FIELDS = ("title", "title_x", "head", "head_x", "body", "body_x")
+_SOURCES = {"title": ("title",), "head": ("meta", "headings"), "body": ("body", "code")}
+_SEPARATOR = " \u241e "
+SIDE = tuple(f for f in FIELDS if f.endswith("_x"))
 TITLE = ("title", "title_x")
-_WEIGHT = dict(zip(COLUMNS, WEIGHTS, strict=True))
+_WEIGHT = {"title": 10.0, "title_x": 5.0, "head": 5.0, "head_x": 2.5, "body": 1.0, "body_x": 0.5}
+SCHEMA_VERSION = "2"
+
+
+def whoosh_fields(streams: tuple[str, ...]) -> dict[str, str]:
+    """kb's ten column streams (see fts5.COLUMNS) as the six whoosh fields."""
+    by_column = dict(zip(COLUMNS, streams, strict=True))
+    fields = {}
+    for field, columns in _SOURCES.items():
+        fields[field] = _SEPARATOR.join(by_column[c] for c in columns)
+        fields[f"{field}_x"] = _SEPARATOR.join(by_column[f"{c}_x"] for c in columns)
+    return fields
+
+
+def _signature() -> str:
+    from kb.engines import fts5
+
+    return f"whoosh {SCHEMA_VERSION}; {fts5.tokenizer_signature()}"
 
 
 def available() -> bool:
@@ -54,7 +78,7 @@ def _schema() -> Any:
     from whoosh.analysis import SpaceSeparatedTokenizer
 
     tokens = SpaceSeparatedTokenizer()  # kb has tokenized already: split on spaces only
-    text = {c: fields.TEXT(analyzer=tokens, phrase=True) for c in COLUMNS}
+    text = {f: fields.TEXT(analyzer=tokens, phrase=True) for f in FIELDS}
     return fields.Schema(
         key=fields.ID(unique=True),
         nid=fields.NUMERIC(stored=True, sortable=True),
@@ -108,12 +132,11 @@ class WhooshIndex:
 
         A rebuild (or a missing index) is built in a new folder and swapped in, so a
         reader never sees a half-built index."""
-        from kb.engines import fts5
 
         streams = streams or {}
         target = store.generation
         state = self.state()
-        if rebuild or state is None or state[1] != fts5.tokenizer_signature():
+        if rebuild or state is None or state[1] != _signature():
             fresh = self.path.with_name(FOLDER + ".new")
             shutil.rmtree(fresh, ignore_errors=True)
             fresh.mkdir(parents=True)
@@ -151,7 +174,7 @@ class WhooshIndex:
         try:
             # One writer at a time; segments stay separate files (not compound), which
             # opens faster than reading whole compound files into memory.
-            writer = ix.writer(timeout=WRITER_TIMEOUT, compound=False, limitmb=256)
+            writer = ix.writer(timeout=WRITER_TIMEOUT, compound=False, limitmb=128)
         except LockError as exc:
             raise KbError(f"the whoosh index in {self.path} is locked by another writer") from exc
         try:
@@ -165,14 +188,9 @@ class WhooshIndex:
                     if note_id not in documents:
                         continue
                     columns = document_streams(documents[note_id])
-                writer.update_document(
-                    key=str(note_id), nid=note_id, **dict(zip(COLUMNS, columns, strict=True))
-                )
-            from kb.engines import fts5
+                writer.update_document(key=str(note_id), nid=note_id, **whoosh_fields(columns))
 
-            writer.update_document(
-                key=META_KEY, generation=generation, signature=fts5.tokenizer_signature()
-            )
+            writer.update_document(key=META_KEY, generation=generation, signature=_signature())
             writer.commit(merge=True)
         except BaseException:
             writer.cancel()
@@ -205,7 +223,7 @@ class WhooshEngine:
         return (
             state is not None
             and state[0] == self.store.generation
-            and state[1].startswith(fts5.query_signature() + ";")
+            and state[1].startswith(f"whoosh {SCHEMA_VERSION}; {fts5.query_signature()};")
         )
 
     # -- compiling the query tree -------------------------------------------------------
@@ -224,6 +242,21 @@ class WhooshEngine:
                 expanded.append(Term(field, word, boost=_WEIGHT[field]))
         return Or(expanded) if expanded else NullQuery
 
+    def _char(self, reader: Any, fields: Iterable[str], char: str) -> Any:
+        """One Chinese character: every token that starts with it, uncapped (a character
+        starts a bounded number of bigrams, and capping would lose notes)."""
+        from whoosh.query import Or, Prefix, Term
+
+        # Bigrams (main fields) start with it; a run's last character is a side token.
+        return Or(
+            [
+                Term(f, char, boost=_WEIGHT[f])
+                if f.endswith("_x")
+                else Prefix(f, char, boost=_WEIGHT[f], constantscore=True)
+                for f in fields
+            ]
+        )
+
     def _phrase(self, fields: Iterable[str], tokens: list[str]) -> Any:
         from whoosh.query import Or, Phrase, Term
 
@@ -239,9 +272,10 @@ class WhooshEngine:
         for index, run in enumerate(runs):
             if run.kind == "cjk":
                 if len(run.text) == 1:  # the first of a bigram, a lone run, or a run's last
-                    parts.append(self._terms(reader, fields, run.text, prefix=True))
-                else:
-                    parts.append(self._phrase(fields, cjk_bigrams(run.text)))
+                    parts.append(self._char(reader, fields, run.text))
+                else:  # bigrams are in the main streams only
+                    main = tuple(f for f in fields if not f.endswith("_x"))
+                    parts.append(self._phrase(main, cjk_bigrams(run.text)))
                 continue
             whole = normalise(run.text)
             if prefix and index == len(runs) - 1:
@@ -280,9 +314,9 @@ class WhooshEngine:
         from whoosh.query import Or as WOr
 
         if isinstance(node, Word):
-            return self._word(reader, node.text, node.prefix, COLUMNS)
+            return self._word(reader, node.text, node.prefix, FIELDS)
         if isinstance(node, Phrase):
-            return self._phrase_query(reader, node.text, COLUMNS)
+            return self._phrase_query(reader, node.text, FIELDS)
         if isinstance(node, Field) and node.name == "title":
             if node.phrase:
                 return self._phrase_query(reader, node.value, TITLE)
@@ -303,6 +337,14 @@ class WhooshEngine:
             return query
         return None
 
+    def _boosts(self, query: Query) -> Any:
+        from whoosh.query import Or, Term
+
+        pieces = query.dictionary_pieces()
+        if not pieces:
+            return None
+        return Or([Term(f, piece, boost=_WEIGHT[f]) for piece in pieces for f in SIDE])
+
     def _ranking(self, reader: Any, query: Query) -> Any:
         from whoosh.query import Or, Term
 
@@ -322,25 +364,32 @@ class WhooshEngine:
 
     def _search(self, ix: Any, query: Query, limit: int) -> list[EngineHit]:
         from whoosh.query import And as WAnd
+        from whoosh.query import AndMaybe, Term
 
+        exact = self.store.ids_titled(query.title_key())
         with ix.searcher() as searcher:
             reader = searcher.reader()
             ids = reader.column_reader("nid")
             required = self._text(reader, query.root)
-            ranking = self._ranking(reader, query)
             if required is not None:
-                scored = WAnd([required, ranking]) if ranking is not None else required
-                hits = searcher.search(scored, limit=None)
-                scores = {int(ids[h.docnum]): float(h.score) for h in hits}
+                # Required terms rank; dictionary words only add to the score (AndMaybe).
+                boosts = self._boosts(query)
+                scored = AndMaybe(required, boosts) if boosts is not None else required
+                scores = {
+                    int(ids[h.docnum]): float(h.score) for h in searcher.search(scored, limit=limit)
+                }
+                for note_id in exact - scores.keys():  # a title match ranks first anyway
+                    if searcher.search(WAnd([required, Term("key", str(note_id))]), limit=1):
+                        scores[note_id] = 0.0
             else:
                 matched = self._evaluate(searcher, ids, query.root)
                 scores = dict.fromkeys(matched, 0.0)
+                ranking = self._ranking(reader, query)
                 if ranking is not None:
                     for hit in searcher.search(ranking, limit=None):
                         note_id = int(ids[hit.docnum])
                         if note_id in scores:
                             scores[note_id] = float(hit.score)
-        exact = self.store.ids_titled(query.title_key())
         ordered = sorted(scores, key=lambda i: (i not in exact, -scores[i], i))
         return [EngineHit(i, scores[i]) for i in ordered[:limit]]
 
@@ -378,7 +427,7 @@ class WhooshEngine:
             postings: dict[str, set[int]] = {}
             for term, _ in counts.most_common(100):
                 docs = set()
-                for field in COLUMNS:
+                for field in FIELDS:
                     if reader.doc_frequency(field, term):
                         docs.update(reader.postings(field, term).all_ids())
                     if len(docs) > cap:
