@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from kb.search import SearchHit
 
 EXIT_INTERRUPTED = 130
+GRAPH_FORMATS = ["dot", "json", "mermaid"]  # what kb.graph.render knows
 _MAX_WARNINGS_SHOWN = 20
 
 
@@ -328,7 +329,7 @@ def check(ctx: click.Context, as_json: bool) -> None:
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["dot", "json", "mermaid"]),
+    type=click.Choice(GRAPH_FORMATS),
     default="dot",
     show_default=True,
     help="Output format.",

@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 
-FORMATS = ("dot", "json", "mermaid")
-
 
 @dataclass(frozen=True, slots=True)
 class GraphNode:

@@ -17,17 +17,6 @@ from kb.text import slugify
 NOTE_SUFFIXES = (".md", ".markdown")
 _PAGE_SUFFIXES = (".html", ".htm")
 _INDEX_NAMES = ("index.md", "_index.md", "README.md", "index.markdown", "readme.md")
-# Kinds whose target names a note (the others are external URLs and images).
-NOTE_LINK_KINDS = (
-    "markdown",
-    "reference",
-    "hugo-ref",
-    "wikilink",
-    "embed",
-    "front-matter",
-    "anchor",
-    "url",
-)
 
 
 @dataclass(frozen=True, slots=True)

@@ -218,15 +218,6 @@ class Store:
         store.migrate()
         return store
 
-    @classmethod
-    def memory(cls) -> Store:
-        conn = sqlite3.connect(":memory:", isolation_level=None)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA foreign_keys = ON")
-        store = cls(conn)
-        store.migrate()
-        return store
-
     @property
     def version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])

@@ -8,8 +8,6 @@ from typing import Protocol
 from kb.documents import SearchDocument
 from kb.query import Query
 
-DEFAULT_ENGINE = "fts5"
-
 
 @dataclass(frozen=True, slots=True)
 class EngineHit:

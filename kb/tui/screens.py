@@ -34,7 +34,6 @@ from kb.tui.widgets import (
     LinkList,
     ResultList,
     TagTree,
-    highlighted,
 )
 
 RESULTS = 50
@@ -463,7 +462,3 @@ class TitleDialog(ModalScreen[str]):
     @on(Input.Submitted, "#title")
     def submitted(self, event: Input.Submitted) -> None:
         self.dismiss(event.value.strip())
-
-
-def status_line(text: str, spans: list[tuple[int, int]] | None = None) -> Content:
-    return highlighted(text, spans or [])
