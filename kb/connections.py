@@ -56,6 +56,7 @@ class OutgoingLink:
 
 @dataclass(slots=True)
 class Backlink:
+    id: int  # the other note
     path: str
     title: str
     kind: str
@@ -65,6 +66,7 @@ class Backlink:
 
 @dataclass(slots=True)
 class Mention:
+    id: int  # the other note
     path: str
     title: str
     name: str  # the title or alias that was named
@@ -74,6 +76,7 @@ class Mention:
 
 @dataclass(slots=True)
 class Related:
+    id: int  # the other note
     path: str
     title: str
     score: float
@@ -174,7 +177,12 @@ def outgoing(store: Store, note_id: int) -> list[OutgoingLink]:
 def backlinks(store: Store, note_id: int) -> list[Backlink]:
     return [
         Backlink(
-            row["source_path"], one_line(row["source_title"]), row["kind"], row["rel"], row["line"]
+            row["source_id"],
+            row["source_path"],
+            one_line(row["source_title"]),
+            row["kind"],
+            row["rel"],
+            row["line"],
         )
         for row in store.backlinks(note_id)
     ]
@@ -233,7 +241,9 @@ def mentions(
             if row is None or not pattern.search(row["text"]):
                 continue  # only in code, or across a line: not a mention
             line, context = _locate(file_of(row["root"], row["rel"]), pattern)
-            found[hit.note_id] = Mention(row["path"], one_line(row["title"]), name, line, context)
+            found[hit.note_id] = Mention(
+                hit.note_id, row["path"], one_line(row["title"]), name, line, context
+            )
     return sorted(found.values(), key=lambda m: m.path)
 
 
@@ -298,7 +308,13 @@ def related(
         if row is None:
             continue
         out.append(
-            Related(row["path"], one_line(row["title"]), round(score, 3), _reason(reasons[other]))
+            Related(
+                other,
+                row["path"],
+                one_line(row["title"]),
+                round(score, 3),
+                _reason(reasons[other]),
+            )
         )
     return out
 

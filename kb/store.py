@@ -361,6 +361,14 @@ class Store:
             (name,),
         ).fetchall()
 
+    def titles(self, note_ids: Iterable[int]) -> dict[int, str]:
+        found = {}
+        for note_id in note_ids:
+            row = self.conn.execute("SELECT title FROM notes WHERE id = ?", (note_id,)).fetchone()
+            if row is not None:
+                found[note_id] = row[0]
+        return found
+
     def ids_titled(self, title: str) -> set[int]:
         """Notes whose title is ``title`` (any ASCII case): they rank first."""
         return {

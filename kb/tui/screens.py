@@ -25,6 +25,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from kb.browse import History, NotePage, split_for_display
+from kb.connections import Connections
 from kb.errors import KbError
 from kb.search import SearchResults
 from kb.tui.messages import FilterByTag, FollowLink, NotesChanged, OpenNote
@@ -261,11 +262,7 @@ class NoteScreen(Screen[None]):
             try:
                 page = kb.note_page(note_id)
                 series = kb.series(note_id)
-                titles = {
-                    i: kb.store.note_by_id(i)["title"]
-                    for i in self.history.trail()
-                    if kb.store.note_by_id(i)
-                }
+                titles = kb.store.titles(self.history.trail())
             except KbError as exc:
                 self.app.call_from_thread(self.notify, str(exc), severity="error")
                 return
@@ -321,14 +318,14 @@ class NoteScreen(Screen[None]):
         kb = self.app.kb  # type: ignore[attr-defined]
         with self.app.kb_lock:  # type: ignore[attr-defined]
             connections = kb.connections(kb.note_ref(note_id))
-            ids = {row["path"]: row["id"] for row in kb.store.notes()}
-        if not worker.is_cancelled:
-            self.app.call_from_thread(self.show_connections, connections, ids)
 
-    def show_connections(self, connections, ids: dict[str, int]) -> None:
-        self.query_one("#backlinks", ConnectionList).show_backlinks(connections.backlinks, ids)
-        self.query_one("#mentions", ConnectionList).show_mentions(connections.mentions, ids)
-        self.query_one("#related", ConnectionList).show_related(connections.related, ids)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.show_connections, connections)
+
+    def show_connections(self, connections: Connections) -> None:
+        self.query_one("#backlinks", ConnectionList).show_backlinks(connections.backlinks)
+        self.query_one("#mentions", ConnectionList).show_mentions(connections.mentions)
+        self.query_one("#related", ConnectionList).show_related(connections.related)
         tabs = self.query_one("#side", TabbedContent)
         for pane, count in (
             ("tab-links", len(self.page.links) if self.page else 0),

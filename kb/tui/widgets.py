@@ -144,11 +144,11 @@ class LinkList(OptionList):
 class ConnectionList(OptionList):
     """Backlinks, mentions, related notes or a series: each entry opens a note."""
 
-    def show_backlinks(self, backlinks: list[Backlink], ids: dict[str, int]) -> None:
+    def show_backlinks(self, backlinks: list[Backlink]) -> None:
         self._show(
             [
                 (
-                    ids.get(b.path),
+                    b.id,
                     Content.assemble(
                         ((f"{b.rel}: " if b.rel else "") + b.title, "bold"),
                         "\n",
@@ -159,11 +159,11 @@ class ConnectionList(OptionList):
             ]
         )
 
-    def show_mentions(self, mentions: list[Mention], ids: dict[str, int]) -> None:
+    def show_mentions(self, mentions: list[Mention]) -> None:
         self._show(
             [
                 (
-                    ids.get(m.path),
+                    m.id,
                     Content.assemble(
                         (m.title, "bold"), "\n", (f"{m.path}:{m.line or ''}  “{m.context}”", DIM)
                     ),
@@ -172,12 +172,9 @@ class ConnectionList(OptionList):
             ]
         )
 
-    def show_related(self, related: list[Related], ids: dict[str, int]) -> None:
+    def show_related(self, related: list[Related]) -> None:
         self._show(
-            [
-                (ids.get(r.path), Content.assemble((r.title, "bold"), "\n", (r.reason, DIM)))
-                for r in related
-            ]
+            [(r.id, Content.assemble((r.title, "bold"), "\n", (r.reason, DIM))) for r in related]
         )
 
     def show_series(self, notes: list[NoteSummary], current: int) -> None:
