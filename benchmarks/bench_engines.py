@@ -15,12 +15,9 @@ the ratio is what to compare between runs on a shared machine.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -28,42 +25,57 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench_ingest import (
-    DIRTY_MARKER,
-    REPO_ROOT,
-    BenchError,
-    Run,
-    check_kb_runs,
-    child_env,
-    ensure_corpus,
-    expect,
-    folder_bytes,
-    last_line,
-    machine_info,
-    note_files,
-    notes_to_edit,
-    run_ingest,
-    run_measured,
-)
 from bench_search import (
     LIMIT,
     SLOWEST,
-    WARM_ROUNDS,
     BenchQuery,
     QueryMaker,
+    add_queries,
     engine_seconds,
     json_hits,
-    open_kb,
-    percentile,
     run_checked,
-    show_seconds,
     time_query,
+)
+from common import (
+    DIRTY_MARKER,
+    GOAL_NOTES,
+    WARM_ROUNDS,
+    BenchError,
+    Run,
+    add_repeat,
+    bench_parser,
+    check_kb_runs,
+    corpus_dir,
+    editing,
+    ensure_corpus,
+    expect,
+    folder_bytes,
+    header_lines,
+    ingest_edited,
+    kb_argv,
+    last_line,
+    not_judged,
+    not_restored,
+    note_files,
+    notes_to_edit,
+    open_kb,
+    parse_bench_args,
+    percentile,
+    reported,
+    run_child,
+    run_ingest,
+    run_sizes,
+    run_startup,
+    show_seconds,
+    status,
+    table_heading,
+    tiny_kb,
+    warning_lines,
 )
 
 ENGINES = ("fts5", "whoosh")
 
-# Goals for whoosh, set for 10,000 notes; smaller corpora must meet them too.
-GOAL_NOTES = 10_000
+# Goals for whoosh, judged up to GOAL_NOTES notes like the other scripts' goals.
 GOAL_COLD_SECONDS = 0.300
 GOAL_WARM_P95_SECONDS = 0.100
 GOAL_SLOW_SECONDS = 1.0  # no warm query may take longer than this, in any timed round
@@ -219,10 +231,10 @@ def engine_copy(source: Path, dest: Path) -> None:
 
 
 def prepare_copies(args: argparse.Namespace, notes: int) -> dict[str, Path]:
-    source = args.workdir / f"corpus-{notes}-seed{args.seed}"
+    source = corpus_dir(args.workdir, notes, args.seed)
     wait_until_clean(source)
     ensure_corpus(source, notes, args.seed)
-    dirs = {e: args.engines_workdir / f"corpus-{notes}-seed{args.seed}-{e}" for e in ENGINES}
+    dirs = {e: args.engines_workdir / f"{source.name}-{e}" for e in ENGINES}
     for attempt in range(2):
         for dest in dirs.values():
             engine_copy(source, dest)
@@ -238,20 +250,8 @@ def prepare_copies(args: argparse.Namespace, notes: int) -> dict[str, Path]:
 
 def check_whoosh_runs() -> None:
     """Fail early, on one line, when kb cannot build a whoosh index with this Python."""
-    with tempfile.TemporaryDirectory(prefix="kb-bench-check-") as tmp:
-        kb_dir = Path(tmp)
-        (kb_dir / "kb.yaml").write_text("roots: [notes]\n", encoding="utf-8")
-        (kb_dir / "notes").mkdir()
-        (kb_dir / "notes" / "hello.md").write_text("# Hello\n\n显存带宽\n", encoding="utf-8")
-        argv = [sys.executable, "-m", "kb", "--kb", str(kb_dir), "ingest"]
-        result = subprocess.run(
-            [*argv, "--rebuild", "--engine", "whoosh", "--json"],
-            cwd=REPO_ROOT,
-            env=child_env(),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+    with tiny_kb() as kb_dir:
+        result = run_child(kb_argv(kb_dir, "ingest", "--rebuild", "--engine", "whoosh", "--json"))
         built = (kb_dir / "index" / "whoosh").is_dir()
     if result.returncode != 0 or not built:
         raise BenchError(
@@ -266,9 +266,7 @@ def check_whoosh_runs() -> None:
 
 
 def ingest_run(run: Run, counts: dict | None, note: str = "") -> IngestRun:
-    value = (counts or {}).get("seconds")
-    kb_seconds = float(value) if isinstance(value, int | float) else None
-    return IngestRun(run.seconds, kb_seconds, run.peak_rss_mb, note, counts)
+    return IngestRun(run.seconds, reported(counts), run.peak_rss_mb, note, counts)
 
 
 def sqlite_bytes(kb_dir: Path) -> int:
@@ -277,8 +275,7 @@ def sqlite_bytes(kb_dir: Path) -> int:
 
 
 def whoosh_bytes(kb_dir: Path) -> int:
-    folder = kb_dir / "index" / "whoosh"
-    return folder_bytes(folder) if folder.is_dir() else 0
+    return folder_bytes(kb_dir / "index" / "whoosh")
 
 
 def whoosh_segments(folder: Path) -> int:
@@ -293,7 +290,7 @@ def measure_full(dirs: dict[str, Path], notes: int, result: SizeResult) -> None:
         shutil.rmtree(kb_dir / "index", ignore_errors=True)
         progress(f"{engine}: full ingest --rebuild --engine {engine} ...")
         run, counts = run_ingest(kb_dir, "--rebuild", "--engine", engine, "--json")
-        expect(result, f"{engine} full ingest", counts, added=notes, updated=0, removed=0)
+        expect(result.warnings, f"{engine} full ingest", counts, added=notes, updated=0, removed=0)
         er = result.engines[engine]
         er.full = ingest_run(run, counts)
         er.sqlite_bytes, er.whoosh_bytes = sqlite_bytes(kb_dir), whoosh_bytes(kb_dir)
@@ -306,44 +303,24 @@ def measure_one_note(dirs: dict[str, Path], notes: int, repeat: int, result: Siz
     """Append a line to one note and ingest, a different note each time, engines in turn."""
     first = next(iter(dirs.values())) / "notes"
     rels = [p.relative_to(first) for p in notes_to_edit(note_files(first), repeat)]
-    originals = {
-        (e, rel): (d / "notes" / rel).read_bytes() for e, d in dirs.items() for rel in rels
-    }
-    for kb_dir in dirs.values():
-        (kb_dir / DIRTY_MARKER).touch()  # a leftover after a crash makes the next run recopy
-    progress(f"one-note ingest x{len(rels)} per engine ...")
-    try:
+    # The same notes on both copies; a marker left by a crash makes the next run recopy.
+    shown = {d / "notes" / rel: f"{e}:{rel.as_posix()}" for e, d in dirs.items() for rel in rels}
+    with editing(dirs.values(), shown) as originals:
+        progress(f"one-note ingest x{len(rels)} per engine ...")
         for number, rel in enumerate(rels):
             for engine, kb_dir in dirs.items():
-                with (kb_dir / "notes" / rel).open("a", encoding="utf-8") as note:
-                    note.write(f"\n追加的一行 benchmark edit {number}\n")
-                run, counts = run_ingest(kb_dir, "--json")
-                expect(
-                    result,
-                    f"{engine} one-note ingest",
-                    counts,
-                    added=0,
-                    updated=1,
-                    removed=0,
-                    unchanged=notes - 1,
-                )
+                name = f"{engine} one-note ingest"
+                path = kb_dir / "notes" / rel
+                run, counts = ingest_edited(kb_dir, path, number, notes, result.warnings, name)
                 result.engines[engine].one_note.append(ingest_run(run, counts, rel.as_posix()))
-    finally:
-        for (engine, rel), data in originals.items():
-            (dirs[engine] / "notes" / rel).write_bytes(data)
-        for kb_dir in dirs.values():
-            (kb_dir / DIRTY_MARKER).unlink()
-    changed = [
-        f"{e}:{rel.as_posix()}"
-        for (e, rel), data in originals.items()
-        if (dirs[e] / "notes" / rel).read_bytes() != data
-    ]
+    changed = [shown[path] for path in not_restored(originals)]
     if changed:
         result.warnings.append(f"notes not restored byte for byte: {', '.join(changed)}")
     # Bring each index back in line with the restored notes (not measured).
     for engine, kb_dir in dirs.items():
         _, counts = run_ingest(kb_dir, "--json")
-        expect(result, f"{engine} re-ingest after restoring", counts, added=0, updated=len(rels))
+        name = f"{engine} re-ingest after restoring"
+        expect(result.warnings, name, counts, added=0, updated=len(rels))
         er = result.engines[engine]
         er.sqlite_bytes_after_edits = sqlite_bytes(kb_dir)
         er.whoosh_bytes_after_edits = whoosh_bytes(kb_dir)
@@ -357,7 +334,7 @@ def measure_one_note(dirs: dict[str, Path], notes: int, repeat: int, result: Siz
 
 
 def search_argv(kb_dir: Path, word: str) -> list[str]:
-    return [sys.executable, "-m", "kb", "--kb", str(kb_dir), "search", word, "--json"]
+    return kb_argv(kb_dir, "search", word, "--json")
 
 
 def measure_cold(dirs: dict[str, Path], words: list[str], result: SizeResult) -> None:
@@ -366,7 +343,7 @@ def measure_cold(dirs: dict[str, Path], words: list[str], result: SizeResult) ->
     for kb_dir in dirs.values():  # untimed: page cache, .pyc files, index pages
         run_checked("kb_module", search_argv(kb_dir, words[0]))
     for word in words:
-        result.startup_seconds.append(run_measured([sys.executable, "-c", "pass"]).seconds)
+        result.startup_seconds.append(run_startup())
         for engine, kb_dir in dirs.items():
             run = run_checked("kb_module", search_argv(kb_dir, word))
             hits = json_hits(run.stdout)
@@ -676,17 +653,15 @@ def format_table(result: SizeResult) -> str:
     )
     startup = statistics.median(result.startup_seconds) if result.startup_seconds else 0.0
     lines = [
-        f"== {result.notes:,} notes ({result.notes_bytes / 1e6:.1f} MB of Markdown) ==",
+        table_heading(result.notes, result.notes_bytes / 1e6),
         f"cold words: {' '.join(result.cold_words)};  python -c pass: {show_seconds(startup)}",
-        header,
-        "-" * len(header),
+        *header_lines(header),
     ]
     for row in result.rows:
         ratio = f"{row.ratio:.2f}x" if row.ratio is not None else ""
-        status = {True: "PASS", False: "MISS", None: ""}[row.passed]
         lines.append(
             f"{row.name:<42}{show(row.fts5, row.unit):>11}{show(row.whoosh, row.unit):>11}"
-            f"{ratio:>13}  {row.goal:<14}{status}".rstrip()
+            f"{ratio:>13}  {row.goal:<14}{status(row.passed)}".rstrip()
         )
     whoosh = result.engines["whoosh"]
     ratio = (whoosh.sqlite_bytes + whoosh.whoosh_bytes) / result.notes_bytes
@@ -699,13 +674,11 @@ def format_table(result: SizeResult) -> str:
         lines += format_slowest(result.engines[engine])
     lines += format_classes(result)
     lines += format_comparison(result)
-    if result.notes > GOAL_NOTES:
-        lines.append(f"  goals are set for {GOAL_NOTES:,} notes and not judged at this size")
+    lines += not_judged(result.notes)
     lines.append(f"this size took {result.elapsed_seconds / 60:.1f} min")
     if result.elapsed_seconds > LONG_RUN_SECONDS:
         lines.append(f"  (over {LONG_RUN_SECONDS // 60} minutes)")
-    lines += [f"WARNING: {w}" for w in result.warnings]
-    return "\n".join(lines)
+    return "\n".join(lines + warning_lines(result.warnings))
 
 
 def format_slowest(er: EngineResult) -> list[str]:
@@ -757,82 +730,43 @@ def format_comparison(result: SizeResult) -> list[str]:
     return lines
 
 
-def save_json(path: Path, info: dict, results: list[SizeResult]) -> None:
-    sizes = []
-    for result in results:
-        entry = asdict(result)
-        for row, r in zip(entry["rows"], result.rows, strict=True):
-            row["ratio"] = r.ratio
-        sizes.append(entry)
-    path.write_text(
-        json.dumps({**info, "sizes": sizes}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+def size_entry(result: SizeResult) -> dict:
+    """One size in the JSON, each row with its whoosh/FTS5 ratio."""
+    entry = asdict(result)
+    for row, r in zip(entry["rows"], result.rows, strict=True):
+        row["ratio"] = r.ratio
+    return entry
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--sizes",
-        type=int,
-        nargs="+",
-        default=[1000, 10_000],
-        help="corpus sizes in notes (default: 1000 10000)",
-    )
-    parser.add_argument(
-        "--workdir",
-        type=Path,
-        default=Path(tempfile.gettempdir(), "kb-bench"),
-        help="the shared corpora (read only here, generated when missing)",
-    )
+    parser = bench_parser(__doc__, "the shared corpora (read only here, generated when missing)")
     parser.add_argument(
         "--engines-workdir",
         type=Path,
         default=Path(tempfile.gettempdir(), "kb-bench-engines"),
         help="this script's copies, one per size and engine",
     )
-    parser.add_argument(
-        "--repeat",
-        type=int,
-        default=3,
-        help="one-note ingests and cold searches per engine; the median is reported",
+    add_repeat(parser, 3, "one-note ingests and cold searches per engine; the median is reported")
+    add_queries(parser)
+    return parse_bench_args(
+        parser,
+        argv,
+        seed_help="corpus and query seed (default 1)",
+        at_least_one=("repeat", "queries"),
     )
-    parser.add_argument(
-        "--queries", type=int, default=60, help="warm in-process queries (default 60)"
-    )
-    parser.add_argument("--seed", type=int, default=1, help="corpus and query seed (default 1)")
-    parser.add_argument("--json-out", type=Path, help="also save the results as JSON here")
-    args = parser.parse_args(argv)
-    if args.repeat < 1 or args.queries < 1 or min(args.sizes) < 1:
-        parser.error("--repeat, --queries and --sizes must be at least 1")
-    return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    info = machine_info(args.seed, args.repeat) | {
-        "queries": args.queries,
-        "load_average": [os.getloadavg()[0]],
-    }
-    print(f"load average {info['load_average'][0]:.2f} on {os.cpu_count()} CPUs", flush=True)
-    try:
-        check_kb_runs()
-        check_whoosh_runs()
-        args.engines_workdir.mkdir(parents=True, exist_ok=True)
-        results = []
-        for notes in args.sizes:
-            result = bench_size(args, notes)
-            print(format_table(result), flush=True)
-            results.append(result)
-    except BenchError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    # Other work on a shared machine skews every figure; the load average says how much.
-    info["load_average"] = [info["load_average"][0], os.getloadavg()[0]]
-    print(f"load average {info['load_average'][1]:.2f} at the end", flush=True)
-    if args.json_out:
-        save_json(args.json_out, info, results)
-        print(f"saved {args.json_out}")
-    return 0
+    return run_sizes(
+        args,
+        bench_size,
+        format_table,
+        size_entry,
+        extra_info={"queries": args.queries},
+        checks=(check_kb_runs, check_whoosh_runs),
+        folder=args.engines_workdir,
+    )
 
 
 if __name__ == "__main__":

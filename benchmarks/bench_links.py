@@ -15,34 +15,46 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import sys
-import tempfile
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench_ingest import (
-    DIRTY_MARKER,
+from common import (
+    GOAL_NOTES,
+    WARM_ROUNDS,
     BenchError,
     Run,
-    check_kb_runs,
-    ensure_corpus,
+    add_repeat,
+    bench_parser,
+    corpus_for,
+    editing,
     expect,
     folder_bytes,
+    header_lines,
+    ingest_edited,
+    kb_argv,
     last_line,
-    machine_info,
+    not_judged,
+    not_restored,
     note_files,
     notes_to_edit,
+    open_kb,
+    parse_bench_args,
+    percentile,
+    reported,
     run_ingest,
     run_measured,
+    run_sizes,
+    run_startup,
+    show_seconds,
+    status,
+    table_heading,
+    warning_lines,
 )
-from bench_search import WARM_ROUNDS, open_kb, percentile, show_seconds
 
-# Goals are set for 10,000 notes; smaller corpora must meet them too, larger ones are not judged.
-GOAL_NOTES = 10_000
 GOAL_ONE_NOTE_LINKS_SECONDS = 1.0
 GOAL_RELATED_P95_SECONDS = 0.050
 GOAL_COLD_LINKS_SECONDS = 0.500
@@ -136,8 +148,7 @@ def ensure_index(kb_dir: Path, result: SizeResult) -> None:
 def ingest_run(run: Run, counts: dict | None, result: SizeResult, note: str = "") -> IngestRun:
     values = {}
     for key in ("seconds", "links_seconds"):
-        value = (counts or {}).get(key)
-        values[key] = float(value) if isinstance(value, int | float) else None
+        values[key] = reported(counts, key)
         message = f"kb ingest --json printed no {key}"
         if values[key] is None and message not in result.warnings:
             result.warnings.append(message)
@@ -147,45 +158,27 @@ def ingest_run(run: Run, counts: dict | None, result: SizeResult, note: str = ""
 def measure_full(kb_dir: Path, notes: int, result: SizeResult) -> None:
     print("full ingest --rebuild ...", flush=True)
     run, counts = run_ingest(kb_dir, "--rebuild", "--json")
-    # expect() only appends to result.warnings, which this SizeResult has too.
-    expect(result, "full ingest", counts, added=notes, updated=0, moved=0, removed=0)
+    expect(result.warnings, "full ingest", counts, added=notes, updated=0, moved=0, removed=0)
     result.full = ingest_run(run, counts, result)
 
 
 def measure_one_note(kb_dir: Path, notes: int, repeat: int, result: SizeResult) -> None:
     """bench_ingest.py's one-file re-ingest, keeping each run's links_seconds."""
     notes_dir = kb_dir / "notes"
-    originals = {path: path.read_bytes() for path in notes_to_edit(note_files(notes_dir), repeat)}
-    dirty = kb_dir / DIRTY_MARKER  # a leftover after a crash makes the next run regenerate
-    dirty.touch()
-    print(f"one-note ingest x{len(originals)} ...", flush=True)
-    try:
+    with editing([kb_dir], notes_to_edit(note_files(notes_dir), repeat)) as originals:
+        print(f"one-note ingest x{len(originals)} ...", flush=True)
         for number, path in enumerate(originals):
-            with path.open("a", encoding="utf-8") as note:
-                note.write(f"\n追加的一行 benchmark edit {number}\n")
-            run, counts = run_ingest(kb_dir, "--json")
-            expect(
-                result,
-                "one-note ingest",
-                counts,
-                added=0,
-                updated=1,
-                moved=0,
-                removed=0,
-                unchanged=notes - 1,
+            run, counts = ingest_edited(
+                kb_dir, path, number, notes, result.warnings, "one-note ingest"
             )
             rel = path.relative_to(notes_dir).as_posix()
             result.one_note.append(ingest_run(run, counts, result, rel))
-    finally:
-        for path, data in originals.items():
-            path.write_bytes(data)
-        dirty.unlink()
-    changed = [p.name for p, data in originals.items() if p.read_bytes() != data]
+    changed = [p.name for p in not_restored(originals)]
     if changed:
         result.warnings.append(f"notes not restored byte for byte: {', '.join(changed)}")
     # Bring the index back in line with the restored notes (not measured).
     _, counts = run_ingest(kb_dir, "--json")
-    expect(result, "re-ingest after restoring", counts, added=0, updated=len(originals))
+    expect(result.warnings, "re-ingest after restoring", counts, added=0, updated=len(originals))
 
 
 def ingest_rows(result: SizeResult) -> list[Row]:
@@ -336,12 +329,8 @@ def cold_paths(kb: Any, marker: dict, repeat: int, result: SizeResult) -> list[s
     return (first + others[step // 2 :: step])[:repeat]
 
 
-def links_argv(kb_dir: Path, path: str) -> list[str]:
-    return [sys.executable, "-m", "kb", "--kb", str(kb_dir), "links", path, "--json"]
-
-
 def run_links(kb_dir: Path, path: str, result: SizeResult) -> ColdRun:
-    run = run_measured(links_argv(kb_dir, path))
+    run = run_measured(kb_argv(kb_dir, "links", path, "--json"))
     try:
         value = json.loads(run.stdout)
     except ValueError:
@@ -358,13 +347,6 @@ def run_links(kb_dir: Path, path: str, result: SizeResult) -> ColdRun:
         result.warnings.append(f"kb links {path} --json shows note {shown!r}")
     counts = {key: len(value[key]) for key in LISTS if isinstance(value.get(key), list)}
     return ColdRun(path, run.seconds, counts)
-
-
-def run_startup() -> float:
-    run = run_measured([sys.executable, "-c", "pass"])
-    if run.exit_code != 0:
-        raise BenchError(f"python -c pass exited with {run.exit_code}: {last_line(run.stderr)}")
-    return run.seconds
 
 
 def measure_cold(kb_dir: Path, paths: list[str], result: SizeResult) -> None:
@@ -412,8 +394,7 @@ def cold_rows(result: SizeResult) -> list[Row]:
 
 
 def bench_size(args: argparse.Namespace, notes: int) -> SizeResult:
-    kb_dir = args.workdir / f"corpus-{notes}-seed{args.seed}"
-    marker = ensure_corpus(kb_dir, notes, args.seed)
+    kb_dir, marker = corpus_for(args, notes)
     result = SizeResult(notes=notes, notes_bytes=folder_bytes(kb_dir / "notes"))
     ensure_index(kb_dir, result)
     print(f"measuring {notes} notes ...", flush=True)
@@ -447,17 +428,16 @@ def format_row(row: Row) -> str:
     ratio = ""
     if row.ratio is not None:
         ratio = f"{row.ratio:.2f}x pass" if row.baseline == "pass" else f"{row.ratio:.1%} of ingest"
-    status = {True: "PASS", False: "MISS", None: ""}[row.passed]
-    line = f"{row.name:<48}{show_time(row.value):>10}{ratio:>16}  {row.goal:<18}{status:<5}"
+    verdict = status(row.passed)
+    line = f"{row.name:<48}{show_time(row.value):>10}{ratio:>16}  {row.goal:<18}{verdict:<5}"
     return f"{line} {row.note}".rstrip()
 
 
 def format_table(result: SizeResult) -> str:
     header = f"{'measurement':<48}{'value':>10}{'vs baseline':>16}  {'goal':<18}status"
     lines = [
-        f"== {result.notes:,} notes ({result.notes_bytes / 1e6:.1f} MB of Markdown) ==",
-        header,
-        "-" * len(header),
+        table_heading(result.notes, result.notes_bytes / 1e6),
+        *header_lines(header),
         *(format_row(row) for row in result.rows),
         "x pass: ratio to the `python -c pass` median of the same run",
         "of ingest: links_seconds / the seconds kb reports for the same ingest (median of runs)",
@@ -477,10 +457,7 @@ def format_table(result: SizeResult) -> str:
             + ", ".join(f"{key} {count}" for key, count in run.counts.items())
             for run in result.cold
         ]
-    if result.notes > GOAL_NOTES:
-        lines.append(f"  goals are set for {GOAL_NOTES:,} notes and not judged at this size")
-    lines += [f"WARNING: {w}" for w in result.warnings]
-    return "\n".join(lines)
+    return "\n".join(lines + not_judged(result.notes) + warning_lines(result.warnings))
 
 
 def format_slowest(result: SizeResult) -> list[str]:
@@ -497,34 +474,10 @@ def format_slowest(result: SizeResult) -> list[str]:
     return lines
 
 
-def save_json(path: Path, info: dict, results: list[SizeResult]) -> None:
-    path.write_text(
-        json.dumps({**info, "sizes": [asdict(r) for r in results]}, indent=2, ensure_ascii=False)
-        + "\n",
-        encoding="utf-8",
-    )
-
-
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--sizes",
-        type=int,
-        nargs="+",
-        default=[1000, 10_000],
-        help="corpus sizes in notes (default: 1000 10000)",
-    )
-    parser.add_argument(
-        "--workdir",
-        type=Path,
-        default=Path(tempfile.gettempdir(), "kb-bench"),
-        help="where corpora and indexes are kept between runs (shared with bench_ingest.py)",
-    )
-    parser.add_argument(
-        "--repeat",
-        type=int,
-        default=5,
-        help="one-note ingests and cold kb links runs, each on a different note (default 5)",
+    parser = bench_parser(__doc__)
+    add_repeat(
+        parser, 5, "one-note ingests and cold kb links runs, each on a different note (default 5)"
     )
     parser.add_argument(
         "--notes-sampled",
@@ -532,40 +485,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         default=50,
         help="notes whose related notes and mentions are timed warm (default 50)",
     )
-    parser.add_argument("--seed", type=int, default=1, help="corpus seed (default 1)")
-    parser.add_argument("--json-out", type=Path, help="also save the results as JSON here")
-    args = parser.parse_args(argv)
-    if args.repeat < 1 or args.notes_sampled < 1 or min(args.sizes) < 1:
-        parser.error("--repeat, --notes-sampled and --sizes must be at least 1")
-    return args
+    return parse_bench_args(parser, argv, at_least_one=("repeat", "notes_sampled"))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    info = machine_info(args.seed, args.repeat) | {
-        "notes_sampled": args.notes_sampled,
-        "warm_rounds": WARM_ROUNDS,
-        "load_average": [os.getloadavg()[0]],
-    }
-    print(f"load average {info['load_average'][0]:.2f} on {os.cpu_count()} CPUs", flush=True)
-    try:
-        check_kb_runs()
-        args.workdir.mkdir(parents=True, exist_ok=True)
-        results = []
-        for notes in args.sizes:
-            result = bench_size(args, notes)
-            print(format_table(result), flush=True)
-            results.append(result)
-    except BenchError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    # Other work on a shared machine skews every figure; the load average says how much.
-    info["load_average"] = [info["load_average"][0], os.getloadavg()[0]]
-    print(f"load average {info['load_average'][1]:.2f} at the end", flush=True)
-    if args.json_out:
-        save_json(args.json_out, info, results)
-        print(f"saved {args.json_out}")
-    return 0
+    extra_info = {"notes_sampled": args.notes_sampled, "warm_rounds": WARM_ROUNDS}
+    return run_sizes(args, bench_size, format_table, extra_info=extra_info)
 
 
 if __name__ == "__main__":

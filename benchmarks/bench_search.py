@@ -13,31 +13,41 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import re
 import shutil
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench_ingest import (
-    REPO_ROOT,
+from common import (
+    GOAL_NOTES,
+    WARM_ROUNDS,
     BenchError,
     Run,
-    check_kb_runs,
-    ensure_corpus,
+    add_repeat,
+    bench_parser,
+    corpus_for,
     folder_bytes,
+    header_lines,
+    kb_argv,
     last_line,
-    machine_info,
+    not_judged,
+    open_kb,
+    parse_bench_args,
+    percentile,
     run_ingest,
     run_measured,
+    run_sizes,
+    show_seconds,
+    status,
+    table_heading,
+    warning_lines,
 )
 from generate_corpus import (
     ALL_EN,
@@ -51,14 +61,11 @@ from generate_corpus import (
     ZipfSampler,
 )
 
-# Goals are set for 10,000 notes; smaller corpora must meet them too, larger ones are not judged.
-GOAL_NOTES = 10_000
 GOAL_INDEX_RATIO = 2.0
 GOAL_COLD_SECONDS = 0.200
 GOAL_WARM_P95_SECONDS = 0.020
 
 LIMIT = 20  # the CLI's default -n
-WARM_ROUNDS = 3  # timed passes over the query list; each query reports its median
 SLOWEST = 5
 DATE_YEARS = (2019, 2025)  # the years generate_corpus.py's Writer.date() draws from
 
@@ -286,12 +293,6 @@ class SizeResult:
         return next(r for r in self.rows if r.key == key)
 
 
-def percentile(values: list[float], pct: float) -> float:
-    """Nearest-rank percentile: an observed value, never an interpolation."""
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(pct / 100 * len(ordered)) - 1)]
-
-
 # ---------------------------------------------------------------------------
 # Ingest and index size
 # ---------------------------------------------------------------------------
@@ -313,8 +314,7 @@ def ingest(kb_dir: Path, result: SizeResult) -> None:
 
 
 def measure_index(kb_dir: Path, result: SizeResult) -> None:
-    index_dir = kb_dir / "index"
-    result.index_bytes = folder_bytes(index_dir) if index_dir.is_dir() else 0
+    result.index_bytes = folder_bytes(kb_dir / "index")
     ratio = result.index_bytes / result.notes_bytes
     result.rows.append(
         Row(
@@ -345,7 +345,7 @@ def cold_commands(kb_dir: Path) -> dict[str, Command]:
         "startup": lambda _: [python, "-c", "pass"],
         "import_sqlite3": lambda _: [python, "-c", "import sqlite3"],
         "grep": lambda w: [grep, "-rlF", "--", w, str(kb_dir / "notes")],
-        "kb_module": lambda w: [python, "-m", "kb", "--kb", str(kb_dir), "search", w, "--json"],
+        "kb_module": lambda w: kb_argv(kb_dir, "search", w, "--json"),
     }
     # The console script next to this Python is what users type; it may be absent.
     script = Path(python).with_name("kb")
@@ -428,15 +428,6 @@ def cold_rows(seconds: dict[str, list[float]], repeat: int) -> list[Row]:
 # ---------------------------------------------------------------------------
 # Warm: one KnowledgeBase, many queries
 # ---------------------------------------------------------------------------
-
-
-def open_kb(kb_dir: Path) -> Any:
-    # The working tree first, as for the children (bench_ingest.child_env).
-    if str(REPO_ROOT) not in sys.path:
-        sys.path.insert(0, str(REPO_ROOT))
-    from kb.knowledge_base import KnowledgeBase
-
-    return KnowledgeBase.open(kb_dir)
 
 
 def time_query(kb: Any, query: BenchQuery) -> tuple[float, Any]:
@@ -554,8 +545,7 @@ def check_zero_hits(notes_dir: Path, queries: list[BenchQuery], result: SizeResu
 
 
 def bench_size(args: argparse.Namespace, notes: int) -> SizeResult:
-    kb_dir = args.workdir / f"corpus-{notes}-seed{args.seed}"
-    ensure_corpus(kb_dir, notes, args.seed)
+    kb_dir, _ = corpus_for(args, notes)
     notes_dir = kb_dir / "notes"
     result = SizeResult(notes=notes, notes_bytes=folder_bytes(notes_dir))
     ingest(kb_dir, result)
@@ -582,10 +572,6 @@ def bench_size(args: argparse.Namespace, notes: int) -> SizeResult:
 # ---------------------------------------------------------------------------
 
 
-def show_seconds(seconds: float) -> str:
-    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
-
-
 def format_row(row: Row, grep: float, startup: float) -> str:
     if row.unit == "MB":
         value, x_grep, x_start = f"{row.value:.1f} MB", "", ""
@@ -593,8 +579,8 @@ def format_row(row: Row, grep: float, startup: float) -> str:
         value = show_seconds(row.value)
         x_grep = f"{row.value / grep:.2f}x"
         x_start = f"{row.value / startup:.2f}x" if row.key.startswith("cold") else ""
-    status = {True: "PASS", False: "MISS", None: ""}[row.passed]
-    line = f"{row.name:<46}{value:>10}{x_grep:>9}{x_start:>9}  {row.goal:<18}{status:<5}"
+    verdict = status(row.passed)
+    line = f"{row.name:<46}{value:>10}{x_grep:>9}{x_start:>9}  {row.goal:<18}{verdict:<5}"
     return f"{line} {row.note}".rstrip()
 
 
@@ -604,20 +590,16 @@ def format_table(result: SizeResult) -> str:
     counts = result.ingest_counts or {}
     shown = ", ".join(f"{k}={counts[k]}" for k in ("added", "updated", "removed") if k in counts)
     lines = [
-        f"== {result.notes:,} notes ({result.notes_bytes / 1e6:.1f} MB of Markdown) ==",
+        table_heading(result.notes, result.notes_bytes / 1e6),
         f"ingest --json (context only): {show_seconds(result.ingest_seconds)}, {shown}",
         f"cold words: {' '.join(result.cold_words)}",
-        header,
-        "-" * len(header),
+        *header_lines(header),
         *(format_row(row, grep, startup) for row in result.rows),
         "x grep: ratio to the grep median; x pass: ratio to the `python -c pass` median",
     ]
     lines += format_slowest(result, grep)
     lines += format_classes(result)
-    if result.notes > GOAL_NOTES:
-        lines.append(f"  goals are set for {GOAL_NOTES:,} notes and not judged at this size")
-    lines += [f"WARNING: {w}" for w in result.warnings]
-    return "\n".join(lines)
+    return "\n".join(lines + not_judged(result.notes) + warning_lines(result.warnings))
 
 
 def format_slowest(result: SizeResult, grep: float) -> list[str]:
@@ -648,76 +630,45 @@ def format_classes(result: SizeResult) -> list[str]:
     return lines
 
 
-def save_json(path: Path, info: dict, results: list[SizeResult]) -> None:
-    sizes = []
-    for result in results:
-        entry = asdict(result)
-        grep = result.row("grep").value
-        for row in entry["rows"]:
-            row["ratio_to_grep"] = row["value"] / grep if row["unit"] == "s" else None
-        sizes.append(entry)
-    path.write_text(
-        json.dumps({**info, "sizes": sizes}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+def size_entry(result: SizeResult) -> dict:
+    """One size in the JSON, each timed row with its ratio to the grep baseline."""
+    entry = asdict(result)
+    grep = result.row("grep").value
+    for row in entry["rows"]:
+        row["ratio_to_grep"] = row["value"] / grep if row["unit"] == "s" else None
+    return entry
+
+
+def add_queries(parser: argparse.ArgumentParser) -> None:
+    # bench_engines.py takes it too: the same queries, so the two compare query for query.
+    parser.add_argument(
+        "--queries", type=int, default=60, help="warm in-process queries (default 60)"
     )
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--sizes",
-        type=int,
-        nargs="+",
-        default=[1000, 10_000],
-        help="corpus sizes in notes (default: 1000 10000)",
+    parser = bench_parser(__doc__)
+    add_queries(parser)
+    add_repeat(
+        parser, 5, "cold runs of each command, one word each; the median is reported (default 5)"
     )
-    parser.add_argument(
-        "--workdir",
-        type=Path,
-        default=Path(tempfile.gettempdir(), "kb-bench"),
-        help="where corpora and indexes are kept between runs (shared with bench_ingest.py)",
+    return parse_bench_args(
+        parser,
+        argv,
+        seed_help="corpus and query seed (default 1)",
+        at_least_one=("repeat", "queries"),
     )
-    parser.add_argument(
-        "--queries", type=int, default=60, help="warm in-process queries (default 60)"
-    )
-    parser.add_argument(
-        "--repeat",
-        type=int,
-        default=5,
-        help="cold runs of each command, one word each; the median is reported (default 5)",
-    )
-    parser.add_argument("--seed", type=int, default=1, help="corpus and query seed (default 1)")
-    parser.add_argument("--json-out", type=Path, help="also save the results as JSON here")
-    args = parser.parse_args(argv)
-    if args.repeat < 1 or args.queries < 1 or min(args.sizes) < 1:
-        parser.error("--repeat, --queries and --sizes must be at least 1")
-    return args
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    info = machine_info(args.seed, args.repeat) | {
-        "queries": args.queries,
-        "load_average": [os.getloadavg()[0]],
-    }
-    print(f"load average {info['load_average'][0]:.2f} on {os.cpu_count()} CPUs", flush=True)
-    try:
-        check_kb_runs()
-        args.workdir.mkdir(parents=True, exist_ok=True)
-        results = []
-        for notes in args.sizes:
-            result = bench_size(args, notes)
-            print(format_table(result), flush=True)
-            results.append(result)
-    except BenchError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    # Other work on a shared machine skews every figure; the load average says how much.
-    info["load_average"] = [info["load_average"][0], os.getloadavg()[0]]
-    print(f"load average {info['load_average'][1]:.2f} at the end", flush=True)
-    if args.json_out:
-        save_json(args.json_out, info, results)
-        print(f"saved {args.json_out}")
-    return 0
+    return run_sizes(
+        args,
+        bench_size,
+        format_table,
+        size_entry,
+        extra_info={"queries": args.queries},
+    )
 
 
 if __name__ == "__main__":

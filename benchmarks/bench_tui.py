@@ -1,7 +1,7 @@
 """Time the terminal UI with Textual's pilot: first screen, keystroke to results, a long note.
 
-    python benchmarks/bench_tui.py [--sizes 1000 10000] [--workdir /tmp/kb-bench] [--seed 1]
-                                   [--repeat 3] [--json-out FILE]
+    python benchmarks/bench_tui.py [--sizes 1000 10000] [--workdir /tmp/kb-bench] [--repeat 3]
+                                   [--seed 1] [--json-out FILE]
 
 Each measurement runs in a fresh child process (so the first screen includes importing
 Textual and opening the store, as a user's `kb` does), headless at 120x40. Baselines from
@@ -24,7 +24,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench_ingest import ensure_corpus, run_ingest, run_measured
+from common import (
+    add_repeat,
+    bench_parser,
+    corpus_for,
+    parse_bench_args,
+    run_ingest,
+    run_measured,
+    write_json,
+)
 
 GOAL_FIRST_SCREEN = 1.5
 GOAL_KEYSTROKE_P95 = 0.100
@@ -134,17 +142,18 @@ def baseline(code: str, repeat: int) -> float:
 
 
 def percentile(values: list[float], share: float) -> float:
+    # Not common.percentile (nearest rank): this one takes the next value up when share * n
+    # is whole, and is kept so keystroke figures compare with earlier runs.
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
-def bench(workdir: Path, notes: int, seed: int, repeat: int) -> dict:
-    kb_dir = workdir / f"corpus-{notes}-seed{seed}"
-    ensure_corpus(kb_dir, notes, seed)
+def bench(args: argparse.Namespace, notes: int) -> dict:
+    kb_dir, _ = corpus_for(args, notes)
     run_ingest(kb_dir, "--json")
-    python = baseline("pass", repeat)
-    textual = baseline("import textual.app", repeat)
-    runs = [child(kb_dir) for _ in range(repeat)]
+    python = baseline("pass", args.repeat)
+    textual = baseline("import textual.app", args.repeat)
+    runs = [child(kb_dir) for _ in range(args.repeat)]
     keystrokes = [seconds for run in runs for _, seconds in run["keystrokes"]]
     slowest = sorted((s, q) for run in runs for q, s in run["keystrokes"])[-5:]
     return {
@@ -196,22 +205,27 @@ def table(result: dict) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
-    parser.add_argument("--workdir", type=Path, default=Path("/tmp/kb-bench"))
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--json-out", type=Path)
-    args = parser.parse_args()
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = bench_parser(__doc__)
+    add_repeat(
+        parser,
+        3,
+        "UI runs, each in a fresh process, and runs of each baseline; medians are reported",
+    )
+    return parse_bench_args(parser, argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     results = []
     for notes in args.sizes:
-        result = bench(args.workdir, notes, args.seed, args.repeat)
+        result = bench(args, notes)
         results.append(result)
         print(table(result), flush=True)
     if args.json_out:
-        args.json_out.write_text(json.dumps(results, indent=2, ensure_ascii=False))
+        write_json(args.json_out, results)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
