@@ -163,8 +163,9 @@ def test_a_store_from_an_older_kb_is_upgraded_by_the_next_ingest(make_kb) -> Non
     kb = make_kb({"a.md": "# 升级\n"})
     kb.config.index_dir.mkdir()
     old = sqlite3.connect(kb.config.store_path)
-    old.executescript("CREATE TABLE notes (id INTEGER PRIMARY KEY, path TEXT);"
-                      "PRAGMA user_version = 1;")
+    old.executescript(
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, path TEXT);PRAGMA user_version = 1;"
+    )
     old.close()
     result = CliRunner().invoke(cli, ["--kb", str(kb.home), "search", "升级"])
     assert result.exit_code == 1
