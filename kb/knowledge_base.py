@@ -379,6 +379,7 @@ class KnowledgeBase:
 
     def _reset_reader(self) -> None:
         self._engine_cache = None
+        self._links_cache = None  # it holds the old store's heading lookup
         if self._store is not None:
             self._store.close()
             self._store = None

@@ -310,7 +310,7 @@ class WhooshEngine:
     def _text(self, reader: Any, node: Node) -> Any:
         """A whoosh query for words, phrases and title filters (None for anything else)."""
         from whoosh.query import And as WAnd
-        from whoosh.query import AndNot
+        from whoosh.query import Not as WNot
         from whoosh.query import Or as WOr
 
         if isinstance(node, Word):
@@ -331,10 +331,9 @@ class WhooshEngine:
             negative = [self._text(reader, c.child) for c in node.children if isinstance(c, Not)]
             if not positive or any(p is None for p in positive + negative):
                 return None
-            query = WAnd(positive) if len(positive) > 1 else positive[0]
-            for part in negative:
-                query = AndNot(query, part)
-            return query
+            # And + Not rather than AndNot: whoosh-reloaded 2.7.5's AndNot matcher lets the
+            # first positive document through when the negative list starts earlier.
+            return WAnd([*positive, *(WNot(part) for part in negative)])
         return None
 
     def _boosts(self, query: Query) -> Any:
