@@ -134,6 +134,7 @@ CREATE TABLE skipped_files (           -- files that are not notes, so unchanged
     mtime_ns INTEGER NOT NULL
 );
 INSERT INTO meta(key, value) VALUES ('generation', '0');
+INSERT INTO meta(key, value) VALUES ('store_id', lower(hex(randomblob(8))));
 """
 
 # Schema 1 was never released in a stable shape (it changed while kb was being built),
@@ -291,6 +292,12 @@ class Store:
     def generation(self) -> int:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         return int(row[0])
+
+    @property
+    def store_id(self) -> str:
+        """Random, made when the store is created: an index kept elsewhere can tell a new
+        store (whose generations start again at 1) from the one it was built for."""
+        return self.get_meta("store_id") or ""
 
     def next_generation(self) -> int:
         generation = self.generation + 1

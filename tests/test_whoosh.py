@@ -149,3 +149,23 @@ def test_engine_flag_needs_rebuild(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--kb", str(tmp_path), "ingest", "--engine", "whoosh"])
     assert result.exit_code == 2
     assert "--rebuild" in result.stderr
+
+
+def test_a_new_store_rebuilds_the_index(tmp_path: Path) -> None:
+    kb = sample_kb(tmp_path)
+    kb.ingest(rebuild=True, engine="whoosh")
+    (tmp_path / "kb.yaml").write_text("roots: [notes]\nengine: whoosh\n", encoding="utf-8")
+    for _ in range(3):
+        with (tmp_path / "notes" / "life" / "2024-review.md").open("a") as handle:
+            handle.write("\nmore\n")
+        KnowledgeBase.open(tmp_path).ingest()
+    for path in (tmp_path / "index").glob("kb.sqlite*"):
+        path.unlink()  # the store is made again: its generations start over
+    (tmp_path / "notes" / "life" / "fresh.md").write_text("# fresh\n\nzetaword\n")
+    (tmp_path / "notes" / "life" / "reading-list.md").unlink()
+    kb = KnowledgeBase.open(tmp_path)
+    kb.ingest()
+    kb = KnowledgeBase.open(tmp_path)
+    assert kb.engine().is_ready()
+    assert [h.path for h in kb.search("zetaword").hits] == ["life/fresh.md"]
+    assert "life/reading-list.md" not in {h.path for h in kb.search("阅读清单", limit=100).hits}

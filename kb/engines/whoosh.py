@@ -136,14 +136,17 @@ class WhooshIndex:
         streams = streams or {}
         target = store.generation
         state = self.state()
-        if rebuild or state is None or state[1] != _signature():
+        signature = f"{_signature()}; store {store.store_id}"
+        if rebuild or state is None or state[1] != signature or state[0] > target:
+            # Also when the store is not the one this index was built from (it was deleted
+            # and made again: its generations restarted), or when it is behind the index.
             fresh = self.path.with_name(FOLDER + ".new")
             shutil.rmtree(fresh, ignore_errors=True)
             fresh.mkdir(parents=True)
             from whoosh import index
 
             ix = index.create_in(str(fresh), _schema())
-            written = self._write(ix, store, store.all_ids(), [], streams, target)
+            written = self._write(ix, store, store.all_ids(), [], streams, target, signature)
             old = self.path.with_name(FOLDER + ".old")
             shutil.rmtree(old, ignore_errors=True)
             if self.path.exists():
@@ -158,7 +161,7 @@ class WhooshIndex:
         from whoosh import index
 
         ix = _retry(lambda: index.open_dir(str(self.path)))
-        return self._write(ix, store, changed, removed, streams, target)
+        return self._write(ix, store, changed, removed, streams, target, signature)
 
     def _write(
         self,
@@ -168,6 +171,7 @@ class WhooshIndex:
         removed: list[int],
         streams: dict[int, tuple[str, ...]],
         generation: int,
+        signature: str,
     ) -> int:
         from whoosh.writing import LockError
 
@@ -190,7 +194,7 @@ class WhooshIndex:
                     columns = document_streams(documents[note_id])
                 writer.update_document(key=str(note_id), nid=note_id, **whoosh_fields(columns))
 
-            writer.update_document(key=META_KEY, generation=generation, signature=_signature())
+            writer.update_document(key=META_KEY, generation=generation, signature=signature)
             writer.commit(merge=True)
         except BaseException:
             writer.cancel()
@@ -224,6 +228,7 @@ class WhooshEngine:
             state is not None
             and state[0] == self.store.generation
             and state[1].startswith(f"whoosh {SCHEMA_VERSION}; {fts5.query_signature()};")
+            and state[1].endswith(f"; store {self.store.store_id}")
         )
 
     # -- compiling the query tree -------------------------------------------------------
