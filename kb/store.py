@@ -376,6 +376,14 @@ class Store:
                 found[note_id] = row[0]
         return found
 
+    def dates_and_paths(self, note_ids: Iterable[int]) -> dict[int, tuple[str | None, str]]:
+        wanted = set(note_ids)
+        return {
+            row[0]: (row[1], row[2])
+            for row in self.conn.execute("SELECT id, date, path FROM notes")
+            if row[0] in wanted
+        }
+
     def ids_titled(self, title: str) -> set[int]:
         """Notes whose title is ``title`` (any ASCII case): they rank first."""
         return {

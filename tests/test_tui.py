@@ -294,3 +294,33 @@ async def test_the_app_works_unchanged_on_whoosh(sample) -> None:
         await pilot.press("ctrl+l", "enter")
         await settle(app, pilot)
         assert current_title(app) == "Redis 学习笔记"
+
+
+async def test_a_link_to_a_heading_deep_in_a_long_note_scrolls_there(make_kb) -> None:
+    sections = "".join(f"## section {i}\n\n" + "长文本 " * 200 + "\n\n" for i in range(60))
+    kb = make_kb(
+        {
+            "big.md": f"# Big note\n\n{sections}",
+            "src.md": "# Source\n\n[[Big note#section-55]] and (cuda)\n",
+            "t.md": "---\ntags: [cuda(gpu)]\n---\n# Tagged\n",
+        }
+    )
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "Source")
+        await pilot.press("ctrl+l", "enter")
+        await settle(app, pilot)
+        screen = app.screen
+        while len(screen.query_one("#doc", Markdown).source) < len(screen.page.markdown) - 10:
+            await pilot.pause(0.05)
+        await settle(app, pilot)
+        assert current_title(app) == "Big note"
+        assert screen.query_one("#document").scroll_y > 1000
+        await pilot.press("escape", "escape", "ctrl+t")  # back to search, clear the box
+        await settle(app, pilot)
+        tree = app.screen.query_one("#tags")
+        tree.select_node(next(n for n in tree.root.children if n.data == "cuda(gpu)"))
+        await settle(app, pilot)
+        assert result_titles(app) == ["Tagged"]

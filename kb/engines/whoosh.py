@@ -394,7 +394,19 @@ class WhooshEngine:
                         note_id = int(ids[hit.docnum])
                         if note_id in scores:
                             scores[note_id] = float(hit.score)
-        ordered = sorted(scores, key=lambda i: (i not in exact, -scores[i], i))
+        # Ties (filters alone score nothing) go newest first, then by path, as with FTS5.
+        dated = (
+            self.store.dates_and_paths(scores) if len(set(scores.values())) < len(scores) else {}
+        )
+        ordered = sorted(
+            scores,
+            key=lambda i: (
+                i not in exact,
+                -scores[i],
+                _newest_first(dated.get(i, ("", ""))[0]),
+                dated.get(i, ("", ""))[1],
+            ),
+        )
         return [EngineHit(i, scores[i]) for i in ordered[:limit]]
 
     def _evaluate(self, searcher: Any, ids: Any, node: Node) -> set[int]:
@@ -470,3 +482,10 @@ class WhooshEngine:
                 for w in searcher.reader().expand_prefix("body", term[0])
             }
         return difflib.get_close_matches(term, sorted(words), n=limit, cutoff=0.75)
+
+
+def _newest_first(date: str | None) -> tuple[int, list[int]]:
+    """A sort key that puts later ISO dates first and undated notes last."""
+    if not date:
+        return (1, [])
+    return (0, [-ord(ch) for ch in date])

@@ -24,9 +24,9 @@ from textual.widgets import (
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from kb.browse import History, NotePage, split_for_display
+from kb.browse import Follow, History, NotePage, split_for_display
 from kb.connections import Connections
-from kb.errors import KbError
+from kb.errors import KbError, StoreError
 from kb.search import SearchResults
 from kb.tui.messages import FilterByTag, FollowLink, NotesChanged, OpenNote
 from kb.tui.widgets import (
@@ -97,8 +97,10 @@ class SearchScreen(Screen[None]):
                 outcome: SearchResults | list | str = (
                     kb.search(text, limit=RESULTS, prefix=True) if text else kb.recent(RESULTS)
                 )
-            except (KbError, sqlite3.DatabaseError) as exc:
-                outcome = f"{exc} (press ctrl+r to re-index)"
+            except (StoreError, sqlite3.DatabaseError) as exc:
+                outcome = f"{exc} (ctrl+r re-indexes; a damaged store needs kb ingest --rebuild)"
+            except KbError as exc:  # a query still being typed, such as an open quote
+                outcome = str(exc)
         if not worker.is_cancelled:
             self.app.call_from_thread(self.show_outcome, text, outcome)
 
@@ -114,6 +116,8 @@ class SearchScreen(Screen[None]):
         elif isinstance(outcome, SearchResults):
             results.show_hits(outcome.hits)
             hint = f"  did you mean: {outcome.suggestion}?" if outcome.suggestion else ""
+            if outcome.warning:
+                hint += f"  ({outcome.warning})"
             status.update(Content(f"{len(outcome.hits)} notes{scope}{hint}"))
         else:
             results.show_notes(outcome)
@@ -174,9 +178,19 @@ class SearchScreen(Screen[None]):
         tree = self.query_one("#tags", TagTree)
         tree.display = not tree.display
         if tree.display:
-            with self.app.kb_lock:  # type: ignore[attr-defined]
-                tree.show_tags(self.app.kb.tag_tree())  # type: ignore[attr-defined]
             tree.focus()
+            self.load_tags()
+
+    @work(thread=True, exclusive=True, group="tags")
+    def load_tags(self) -> None:
+        # In a worker: the lock may be held by a long ingest, and the UI must not wait.
+        try:
+            with self.app.kb_lock:  # type: ignore[attr-defined]
+                tags = self.app.kb.tag_tree()  # type: ignore[attr-defined]
+        except (KbError, sqlite3.DatabaseError) as exc:
+            self.app.call_from_thread(self.notify, Content(str(exc)), severity="error")
+            return
+        self.app.call_from_thread(self.query_one("#tags", TagTree).show_tags, tags)
 
     @on(FilterByTag)
     def filter_by_tag(self, message: FilterByTag) -> None:
@@ -195,7 +209,7 @@ class SearchScreen(Screen[None]):
 
 
 def _quoted(tag: str) -> str:
-    return f'"{tag}"' if " " in tag else tag
+    return '"' + tag.replace('"', "") + '"'  # always: tags may hold spaces or parentheses
 
 
 class NoteScreen(Screen[None]):
@@ -258,14 +272,15 @@ class NoteScreen(Screen[None]):
     def load(self, note_id: int, anchor: str) -> None:
         worker = get_current_worker()
         kb = self.app.kb  # type: ignore[attr-defined]
-        with self.app.kb_lock:  # type: ignore[attr-defined]
-            try:
+        try:
+            with self.app.kb_lock:  # type: ignore[attr-defined]
                 page = kb.note_page(note_id)
                 series = kb.series(note_id)
                 titles = kb.store.titles(self.history.trail())
-            except KbError as exc:
-                self.app.call_from_thread(self.notify, str(exc), severity="error")
-                return
+        except (KbError, sqlite3.DatabaseError) as exc:
+            # Told after the lock is released: the UI thread may be waiting for it.
+            self.app.call_from_thread(self.notify, Content(str(exc)), severity="error")
+            return
         if worker.is_cancelled:
             return
         self.app.call_from_thread(self.show_page, page, series, titles, anchor)
@@ -275,6 +290,7 @@ class NoteScreen(Screen[None]):
         self, page: NotePage, series: list, titles: dict[int, str], anchor: str
     ) -> None:
         await self.mounted.wait()
+        reloading = self.page is not None and self.page.id == page.id and not anchor
         self.page = page
         self.titles = titles
         self._show_breadcrumb()
@@ -288,17 +304,27 @@ class NoteScreen(Screen[None]):
         self.series_order = [n.id for _, notes in series[:1] for n in notes]
         series_list.show_series(series[0][1] if series else [], page.id)
         document = self.query_one("#doc", Markdown)
-        self.query_one("#document", VerticalScroll).scroll_home(animate=False)
+        scroller = self.query_one("#document", VerticalScroll)
+        kept = scroller.scroll_y if reloading else 0  # a refresh keeps the reader's place
+        scroller.scroll_home(animate=False)
         pieces = split_for_display(page.markdown)
         # The first piece at once, the rest after the screen has been drawn: a long note
         # is readable at the top while its end is still being laid out.
         await document.update(pieces[0])
-        if anchor:
-            self.goto_anchor(anchor)
+        # An anchor whose heading is in a later piece waits for that piece.
+        pending = anchor if anchor and not self.goto_anchor(anchor) else ""
         for piece in pieces[1:]:
             if self.page is not page:
                 return
             await document.append("\n\n" + piece)
+            if pending and self.goto_anchor(pending):
+                pending = ""
+        if kept:
+            scroller.scroll_to(y=kept, animate=False)
+        elif anchor and len(pieces) > 1:
+            # Once the whole note is laid out, jump again: pieces appended after the
+            # heading moved nothing above it, but the first jump may have come too early.
+            self.set_timer(0.1, lambda: self.goto_anchor(anchor))
 
     def _show_breadcrumb(self) -> None:
         trail = [self.titles.get(i, "?") for i in self.history.trail()]
@@ -316,8 +342,11 @@ class NoteScreen(Screen[None]):
     def load_connections(self, note_id: int) -> None:
         worker = get_current_worker()
         kb = self.app.kb  # type: ignore[attr-defined]
-        with self.app.kb_lock:  # type: ignore[attr-defined]
-            connections = kb.connections(kb.note_ref(note_id))
+        try:
+            with self.app.kb_lock:  # type: ignore[attr-defined]
+                connections = kb.connections(kb.note_ref(note_id))
+        except (KbError, sqlite3.DatabaseError):
+            return  # the note went away meanwhile: its page says so already, or will
 
         if not worker.is_cancelled:
             self.app.call_from_thread(self.show_connections, connections)
@@ -336,26 +365,31 @@ class NoteScreen(Screen[None]):
             label = pane.removeprefix("tab-").capitalize()
             tabs.get_tab(pane).label = Content(f"{label} {count}")
 
-    def goto_anchor(self, anchor: str) -> None:
-        """Scroll to the heading an anchor names, by kb's own slugs (Chinese kept)."""
+    def goto_anchor(self, anchor: str) -> bool:
+        """Scroll to the heading an anchor names, by kb's own slugs (Chinese kept).
+        False while that heading is not on screen yet (a later piece of a long note)."""
         from urllib.parse import unquote
 
         from kb.text import slugify
 
         if self.page is None:
-            return
+            return False
         wanted = {unquote(anchor).casefold(), slugify(unquote(anchor))}
         for index, (_, _, slug) in enumerate(self.page.headings):
             if slug.casefold() in wanted:
-                self.scroll_to_heading(index)
-                return
+                return self.scroll_to_heading(index)
+        return True  # no such heading: nothing to wait for
 
-    def scroll_to_heading(self, index: int) -> None:
+    def scroll_to_heading(self, index: int) -> bool:
         from textual.widgets._markdown import MarkdownHeader
 
         headers = list(self.query_one("#doc", Markdown).query(MarkdownHeader))
-        if index < len(headers):
-            self.query_one("#document", VerticalScroll).scroll_to_widget(headers[index], top=True)
+        if index >= len(headers):
+            return False
+        scroller = self.query_one("#document", VerticalScroll)
+        # After the next refresh: a heading just appended has no place on screen yet.
+        self.call_after_refresh(scroller.scroll_to_widget, headers[index], top=True, animate=False)
+        return True
 
     @on(OptionList.OptionSelected, "#outline")
     def jump_to_heading(self, event: OptionList.OptionSelected) -> None:
@@ -371,10 +405,20 @@ class NoteScreen(Screen[None]):
 
     @on(FollowLink)
     def follow(self, message: FollowLink) -> None:
-        if self.page is None:
+        if self.page is not None:
+            self.resolve_link(self.page.id, message.href)
+
+    @work(thread=True, exclusive=True, group="follow")
+    def resolve_link(self, note_id: int, href: str) -> None:
+        try:
+            with self.app.kb_lock:  # type: ignore[attr-defined]
+                where = self.app.kb.follow(note_id, href)  # type: ignore[attr-defined]
+        except (KbError, sqlite3.DatabaseError) as exc:
+            self.app.call_from_thread(self.notify, Content(str(exc)), severity="error")
             return
-        with self.app.kb_lock:  # type: ignore[attr-defined]
-            where = self.app.kb.follow(self.page.id, message.href)  # type: ignore[attr-defined]
+        self.app.call_from_thread(self.go, where)
+
+    def go(self, where: Follow) -> None:
         if where.kind == "note" and where.note_id is not None:
             self.show(where.note_id, where.anchor)
         elif where.kind == "anchor":
