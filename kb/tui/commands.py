@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from functools import partial
 
 from textual.command import Hit, Hits, Provider
@@ -14,9 +15,13 @@ class NoteCommands(Provider):
     """Every note, by title and path."""
 
     async def startup(self) -> None:
+        # In a thread: the store's lock may be held by an ingest; the palette must open.
+        self.notes = await asyncio.to_thread(self._load)
+
+    def _load(self) -> list[tuple[int, str, str]]:
         app = self.app
         with app.kb_lock:  # type: ignore[attr-defined]
-            self.notes = [(row["id"], row["title"], row["path"]) for row in app.kb.store.notes()]  # type: ignore[attr-defined]
+            return [(row["id"], row["title"], row["path"]) for row in app.kb.store.notes()]  # type: ignore[attr-defined]
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
