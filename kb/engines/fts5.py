@@ -10,12 +10,12 @@ tokenizer's signature is recorded, and a change rebuilds the index.
 
 from __future__ import annotations
 
-import math
 import sqlite3
 from collections import Counter
+from collections.abc import Iterable
 
 from kb.documents import SearchDocument
-from kb.engines import EngineHit
+from kb.engines import EngineHit, more_like_this
 from kb.query import And, Field, Node, Not, Or, Phrase, Query, Word
 from kb.store import filter_clause
 from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
@@ -355,43 +355,22 @@ class Fts5Engine:
         counts = document_terms(document)
         if not counts:
             return []
-        total = int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0]) or 1
-        # The note's 100 most frequent words are plenty to find the most distinctive dozen.
-        cap = max(20, int(total * _MLT_MAX_SHARE))
-        frequencies = self._document_frequencies([t for t, _ in counts.most_common(100)], cap)
-        weights = {}
-        for term, df in frequencies.items():
-            tf = counts[term]
-            if 1 < df <= cap:
-                weights[term] = (1 + math.log(tf)) * math.log(total / df)
-        top = sorted(weights, key=lambda t: (-weights[t], t))[:_MLT_TERMS]
-        scores: Counter[int] = Counter()
-        matched: dict[int, list[str]] = {}
-        for term in top:
-            idf = math.log(total / frequencies[term])
-            for (other,) in self.conn.execute(
-                f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?", (_quote(term),)
-            ):
-                if other != note_id:
-                    scores[other] += idf
-                    matched.setdefault(other, []).append(term)
-        best = sum(math.log(total / frequencies[t]) for t in top) or 1.0
-        return [
-            (other, score / best, matched[other][:3]) for other, score in scores.most_common(limit)
-        ]
+        total = int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+        return more_like_this(note_id, counts, total, self._frequency, self._holders, limit)
 
-    def _document_frequencies(self, terms: list[str], cap: int) -> dict[str, int]:
-        """How many notes hold each term, counted only up to ``cap``: fts5vocab would walk
-        the whole posting list of a common word, and past the cap a word is not distinctive."""
-        found: dict[str, int] = {}
-        for term in terms:
-            (count,) = self.conn.execute(
-                f"SELECT count(*) FROM (SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? LIMIT ?)",
-                (_quote(term), cap + 1),
-            ).fetchone()
-            if count:
-                found[term] = int(count)
-        return found
+    def _frequency(self, term: str, cap: int) -> int:
+        # LIMIT stops early: fts5vocab would walk a common word's whole posting list.
+        (count,) = self.conn.execute(
+            f"SELECT count(*) FROM (SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? LIMIT ?)",
+            (_quote(term), cap + 1),
+        ).fetchone()
+        return int(count)
+
+    def _holders(self, term: str) -> Iterable[int]:
+        rows = self.conn.execute(
+            f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?", (_quote(term),)
+        )
+        return (row[0] for row in rows)
 
     def vocabulary_near(self, word: str, limit: int) -> list[str]:
         import difflib
@@ -405,10 +384,6 @@ class Fts5Engine:
         ).fetchall()
         candidates = [row[0] for row in rows]
         return difflib.get_close_matches(term, candidates, n=limit, cutoff=0.75)
-
-
-_MLT_TERMS = 12
-_MLT_MAX_SHARE = 0.05  # a word in more than 5% of the notes is not distinctive
 
 
 def _is_mlt_term(token: str, cjk: bool) -> bool:

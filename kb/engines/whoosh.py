@@ -10,15 +10,13 @@ index up to date from the store's per-note generations and tombstones.
 from __future__ import annotations
 
 import difflib
-import math
 import shutil
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb.engines import EngineHit
+from kb.engines import EngineHit, more_like_this
 from kb.engines.fts5 import COLUMNS, document_streams, document_terms
 from kb.errors import KbError
 from kb.query import And, Field, Node, Not, Or, Phrase, Query, Word
@@ -429,47 +427,29 @@ class WhooshEngine:
         self, note_id: int, document: Any, limit: int = 30
     ) -> list[tuple[int, float, list[str]]]:
         ix = self._open()
-        if ix is None:
-            return []
         counts = document_terms(document)
-        if not counts:
+        if ix is None or not counts:
             return []
-        total = max(self.store.count_notes(), 1)
-        cap = max(20, int(total * 0.05))
         with ix.searcher() as searcher:
             reader = searcher.reader()
             ids = reader.column_reader("nid")
-            frequencies: dict[str, int] = {}
-            postings: dict[str, set[int]] = {}
-            for term, _ in counts.most_common(100):
-                docs = set()
+
+            def notes_with(term: str, cap: int) -> set[int]:
+                docs: set[int] = set()
                 for field in FIELDS:
-                    if reader.doc_frequency(field, term):
-                        docs.update(reader.postings(field, term).all_ids())
                     if len(docs) > cap:
                         break
-                if docs:
-                    frequencies[term] = len(docs)
-                    postings[term] = docs
-            weights = {
-                t: (1 + math.log(counts[t])) * math.log(total / df)
-                for t, df in frequencies.items()
-                if 1 < df <= cap
-            }
-            top = sorted(weights, key=lambda t: (-weights[t], t))[:12]
-            scores: Counter[int] = Counter()
-            matched: dict[int, list[str]] = {}
-            for term in top:
-                idf = math.log(total / frequencies[term])
-                for docnum in postings[term]:
-                    other = int(ids[docnum])
-                    if other != note_id:
-                        scores[other] += idf
-                        matched.setdefault(other, []).append(term)
-        best = sum(math.log(total / frequencies[t]) for t in top) or 1.0
-        return [
-            (other, score / best, matched[other][:3]) for other, score in scores.most_common(limit)
-        ]
+                    if reader.doc_frequency(field, term):
+                        docs.update(reader.postings(field, term).all_ids())
+                return docs
+
+            def holders(term: str) -> Iterable[int]:
+                return (int(ids[d]) for d in notes_with(term, total))
+
+            total = self.store.count_notes()
+            return more_like_this(
+                note_id, counts, total, lambda t, cap: len(notes_with(t, cap)), holders, limit
+            )
 
     def vocabulary_near(self, word: str, limit: int) -> list[str]:
         ix = self._open()
