@@ -25,6 +25,21 @@ from kb.models import ParsedNote, Problem
 SCHEMA_VERSION = 2
 TERM_KINDS = ("tags", "series", "categories")
 
+# tags, series and categories: one table of names each, and a link table in which each note
+# keeps its own spelling (the name table keeps the first spelling it saw).
+_TERM_TABLES = "".join(
+    f"""CREATE TABLE {kind} (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE);
+CREATE TABLE note_{kind} (
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    {kind}_id INTEGER NOT NULL REFERENCES {kind}(id),
+    name TEXT NOT NULL,
+    PRIMARY KEY (note_id, {kind}_id)
+);
+CREATE INDEX note_{kind}_term ON note_{kind}({kind}_id);
+"""
+    for kind in TERM_KINDS
+)
+
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE notes (
@@ -60,34 +75,7 @@ CREATE TABLE tombstones (
     generation INTEGER NOT NULL
 );
 CREATE INDEX tombstones_generation ON tombstones(generation);
-CREATE TABLE tags (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE);
-CREATE TABLE note_tags (
-    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
-    tags_id INTEGER NOT NULL REFERENCES tags(id),
-    name TEXT NOT NULL,                 -- as this note spells it (the term table keeps the
-                                        -- first spelling)
-    PRIMARY KEY (note_id, tags_id)
-);
-CREATE INDEX note_tags_term ON note_tags(tags_id);
-CREATE TABLE series (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE);
-CREATE TABLE note_series (
-    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
-    series_id INTEGER NOT NULL REFERENCES series(id),
-    name TEXT NOT NULL,                 -- as this note spells it (the term table keeps the
-                                        -- first spelling)
-    PRIMARY KEY (note_id, series_id)
-);
-CREATE INDEX note_series_term ON note_series(series_id);
-CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE);
-CREATE TABLE note_categories (
-    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
-    categories_id INTEGER NOT NULL REFERENCES categories(id),
-    name TEXT NOT NULL,                 -- as this note spells it (the term table keeps the
-                                        -- first spelling)
-    PRIMARY KEY (note_id, categories_id)
-);
-CREATE INDEX note_categories_term ON note_categories(categories_id);
-CREATE TABLE aliases (
+{term_tables}CREATE TABLE aliases (
     note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
     alias TEXT NOT NULL,
     kind TEXT NOT NULL                  -- name | url
@@ -135,7 +123,7 @@ CREATE TABLE skipped_files (           -- files that are not notes, so unchanged
 );
 INSERT INTO meta(key, value) VALUES ('generation', '0');
 INSERT INTO meta(key, value) VALUES ('store_id', lower(hex(randomblob(8))));
-"""
+""".replace("{term_tables}", _TERM_TABLES)
 
 # Schema 1 was never released in a stable shape (it changed while kb was being built),
 # so a version-1 store is started over: its notes are read again by the same ingest.
