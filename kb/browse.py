@@ -12,10 +12,10 @@ from datetime import date
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from kb.fences import code_lines
 from kb.text import one_line, slugify, strip_controls
 
 KB_SCHEME = "kb:"
-_FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 _REF_IN_LINK = re.compile(r"\]\(\s*\{\{[<%]\s*(?:rel)?ref\s+\"?([^\"\s]+?)\"?\s*[>%]\}\}\s*\)")
 _REF = re.compile(r"\{\{[<%]\s*(?:rel)?ref\s+\"?([^\"\s]+?)\"?\s*[>%]\}\}")
@@ -76,20 +76,10 @@ def display_markdown(body: str) -> str:
     """A note body ready for a Markdown widget: control characters stripped, and wikilinks
     and Hugo ``ref`` shortcodes (which no Markdown renderer knows) turned into ``kb:``
     links that the UI hands back to ``follow``. Code is left exactly as written."""
-    out: list[str] = []
-    fence = ""
-    for line in strip_controls(body).split("\n"):
-        marker = _FENCE.match(line)
-        if marker:
-            char = marker.group(1)[0]
-            if not fence:
-                fence = char
-            elif char == fence:
-                fence = ""
-            out.append(line)
-            continue
-        out.append(line if fence else _rewrite_links(line))
-    return "\n".join(out)
+    return "\n".join(
+        line if is_code else _rewrite_links(line)
+        for line, is_code in code_lines(strip_controls(body).split("\n"))
+    )
 
 
 def _rewrite_links(line: str) -> str:
@@ -125,15 +115,10 @@ def split_for_display(markdown: str, chunk_chars: int = 2500) -> list[str]:
     pieces: list[str] = []
     current: list[str] = []
     size = 0
-    fence = ""
-    for line in markdown.split("\n"):
-        marker = _FENCE.match(line)
-        if marker:
-            char = marker.group(1)[0]
-            fence = char if not fence else ("" if char == fence else fence)
+    for line, is_code in code_lines(markdown.split("\n")):
         current.append(line)
         size += len(line) + 1
-        if not fence and not line.strip() and size >= chunk_chars:
+        if not is_code and not line.strip() and size >= chunk_chars:
             pieces.append("\n".join(current))
             current, size = [], 0
     if current:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.errors import UsageError
+from kb.fences import code_lines
 from kb.links import NoteName, fold
 from kb.text import CJK_CHAR, one_line
 
@@ -253,14 +254,8 @@ def _locate(path: Path, pattern: re.Pattern[str]) -> tuple[int | None, str]:
         lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
         return None, ""
-    fence = ""
-    for number, line in enumerate(lines, start=1):
-        stripped = line.lstrip()
-        if stripped.startswith(("```", "~~~")):
-            marker = stripped[:3]
-            fence = "" if fence == marker else (fence or marker)
-            continue
-        if fence:
+    for number, (line, is_code) in enumerate(code_lines(lines), start=1):
+        if is_code:
             continue
         match = pattern.search(line)
         if match:
