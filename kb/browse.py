@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote
 
 from kb.fences import code_lines
-from kb.text import one_line, slugify, strip_controls
+from kb.text import clean_line, slugify, strip_controls
 
 KB_SCHEME = "kb:"
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
@@ -197,11 +197,11 @@ def tag_tree(counts: list[tuple[str, int]]) -> list[TagNode]:
 def new_note_text(title: str, today: date | None = None, tags: list[str] | None = None) -> str:
     """The front-matter template of a new note."""
     today = today or date.today()
-    safe_title = one_line(title).replace('"', '\\"')
+    safe_title = clean_line(title).replace('"', '\\"')
     tag_list = ", ".join(tags or [])
     return (
         f'---\ntitle: "{safe_title}"\ndate: {today.isoformat()}\ntags: [{tag_list}]\n'
-        f"---\n\n# {one_line(title)}\n\n"
+        f"---\n\n# {clean_line(title)}\n\n"
     )
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from kb.errors import UsageError
 from kb.fences import code_lines
 from kb.links import NoteName, fold
-from kb.text import CJK_CHAR, one_line
+from kb.text import CJK_CHAR, clean_line
 
 FileOf = Callable[[str, str], Path]  # (root name, path inside the root) -> the note's file
 
@@ -137,7 +137,7 @@ def find_note(store: Store, ref: str, roots: dict[str, Path], cwd: Path, prefixe
             return _ref(store, next(iter(unique.values())))
         if len(unique) > 1:
             listing = "; ".join(
-                f"{_note_path(n, prefixed)} ({one_line(n.title)})"
+                f"{_note_path(n, prefixed)} ({clean_line(n.title)})"
                 for n in sorted(unique.values(), key=lambda n: n.rel)
             )
             raise UsageError(f"{ref!r} names {len(unique)} notes: {listing}")
@@ -151,7 +151,7 @@ def _note_path(note: NoteName, prefixed: bool) -> str:
 def _ref(store: Store, note: NoteName) -> NoteRef:
     row = store.note_by_id(note.id)
     assert row is not None
-    return NoteRef(note.id, row["path"], one_line(row["title"]))
+    return NoteRef(note.id, row["path"], clean_line(row["title"]))
 
 
 # -- links and backlinks ------------------------------------------------------------------
@@ -168,7 +168,7 @@ def outgoing(store: Store, note_id: int) -> list[OutgoingLink]:
             status=row["status"],
             resolved=row["target_id"] is not None and row["status"] != "broken",
             path=row["target_path"],
-            title=one_line(row["target_title"]) if row["target_title"] else None,
+            title=clean_line(row["target_title"]) if row["target_title"] else None,
         )
         for row in store.outgoing_links(note_id)
         if row["kind"] != "anchor"
@@ -180,7 +180,7 @@ def backlinks(store: Store, note_id: int) -> list[Backlink]:
         Backlink(
             row["source_id"],
             row["source_path"],
-            one_line(row["source_title"]),
+            clean_line(row["source_title"]),
             row["kind"],
             row["rel"],
             row["line"],
@@ -243,7 +243,7 @@ def mentions(
                 continue  # only in code, or across a line: not a mention
             line, context = _locate(file_of(row["root"], row["rel"]), pattern)
             found[hit.note_id] = Mention(
-                hit.note_id, row["path"], one_line(row["title"]), name, line, context
+                hit.note_id, row["path"], clean_line(row["title"]), name, line, context
             )
     return sorted(found.values(), key=lambda m: m.path)
 
@@ -260,7 +260,7 @@ def _locate(path: Path, pattern: re.Pattern[str]) -> tuple[int | None, str]:
         match = pattern.search(line)
         if match:
             start = max(0, match.start() - 30)
-            return number, one_line(line[start : match.end() + 30])
+            return number, clean_line(line[start : match.end() + 30])
     return None, ""
 
 
@@ -306,7 +306,7 @@ def related(
             Related(
                 other,
                 row["path"],
-                one_line(row["title"]),
+                clean_line(row["title"]),
                 round(score, 3),
                 _reason(reasons[other]),
             )

@@ -156,12 +156,12 @@ class KnowledgeBase:
 
     def note_ref(self, note_id: int) -> NoteRef:
         from kb.connections import NoteRef
-        from kb.text import one_line
+        from kb.text import clean_line
 
         row = self.store.note_by_id(note_id)
         if row is None:
             raise KbError(f"note {note_id} is no longer in the store")
-        return NoteRef(note_id, row["path"], one_line(row["title"]))
+        return NoteRef(note_id, row["path"], clean_line(row["title"]))
 
     def connections(self, note: NoteRef, related_limit: int = 10) -> Connections:
         """Outgoing links, backlinks, unlinked mentions and related notes of one note."""
@@ -199,11 +199,11 @@ class KnowledgeBase:
     def graph(self, with_mentions: bool = False, with_related: bool = False) -> Graph:
         """The link graph; mentions and related notes on request (they cost a query each)."""
         from kb.graph import Graph, GraphEdge, GraphNode
-        from kb.text import one_line
+        from kb.text import clean_line
 
         graph = Graph(
             [
-                GraphNode(row["id"], row["path"], one_line(row["title"]))
+                GraphNode(row["id"], row["path"], clean_line(row["title"]))
                 for row in self.store.notes()
             ]
         )
@@ -238,16 +238,16 @@ class KnowledgeBase:
 
     def recent(self, limit: int = 50) -> list[NoteSummary]:
         from kb.browse import NoteSummary
-        from kb.text import one_line
+        from kb.text import clean_line
 
         return [
             NoteSummary(
                 row["id"],
                 row["path"],
-                one_line(row["title"]),
+                clean_line(row["title"]),
                 row["date"],
-                [one_line(t) for t in self.store.terms("tags", row["id"])],
-                one_line(row["summary"]),
+                [clean_line(t) for t in self.store.terms("tags", row["id"])],
+                clean_line(row["summary"]),
             )
             for row in self.store.recent_notes(limit)
         ]
@@ -258,7 +258,7 @@ class KnowledgeBase:
         from kb.browse import NotePage, PageLink, display_markdown, external_url
         from kb.parse.decode import BinaryFile, decode_note
         from kb.parse.frontmatter import split_front_matter
-        from kb.text import one_line
+        from kb.text import clean_line
 
         row = self.store.note_by_id(note_id)
         if row is None:
@@ -270,14 +270,14 @@ class KnowledgeBase:
             body = row["text"]
         links = [
             PageLink(
-                text=one_line(link["text"]) or one_line(link["target"]),
+                text=clean_line(link["text"]) or clean_line(link["target"]),
                 target=link["target"] + (f"#{link['anchor']}" if link["anchor"] else ""),
                 kind=link["kind"],
                 rel=link["rel"],
                 line=link["line"],
                 status=link["status"],
                 note_id=link["target_id"],
-                note_title=one_line(link["target_title"]) if link["target_title"] else None,
+                note_title=clean_line(link["target_title"]) if link["target_title"] else None,
                 url=external_url(link["target"]) if link["status"] == "external" else None,
             )
             for link in self.store.outgoing_links(note_id)
@@ -287,13 +287,13 @@ class KnowledgeBase:
             id=note_id,
             path=row["path"],
             file=file,
-            title=one_line(row["title"]),
+            title=clean_line(row["title"]),
             date=row["date"],
-            tags=[one_line(t) for t in self.store.terms("tags", note_id)],
-            series=[one_line(s) for s in self.store.terms("series", note_id)],
+            tags=[clean_line(t) for t in self.store.terms("tags", note_id)],
+            series=[clean_line(s) for s in self.store.terms("series", note_id)],
             markdown=display_markdown(body),
             headings=[
-                (h["level"], one_line(h["text"]), h["slug"]) for h in self.store.headings(note_id)
+                (h["level"], clean_line(h["text"]), h["slug"]) for h in self.store.headings(note_id)
             ],
             links=links,
         )
@@ -340,13 +340,13 @@ class KnowledgeBase:
     def series(self, note_id: int) -> list[tuple[str, list[NoteSummary]]]:
         """Each series the note is in, with its notes in date order."""
         from kb.browse import NoteSummary
-        from kb.text import one_line
+        from kb.text import clean_line
 
         return [
             (
-                one_line(name),
+                clean_line(name),
                 [
-                    NoteSummary(r["id"], r["path"], one_line(r["title"]), r["date"], [], "")
+                    NoteSummary(r["id"], r["path"], clean_line(r["title"]), r["date"], [], "")
                     for r in self.store.series_notes(name)
                 ],
             )

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
 
 from kb.engines import SearchEngine
 from kb.query import Phrase, Query, Word, parse_query
 from kb.snippets import highlight_spans, make_snippet, term_patterns
 from kb.store import Store
-from kb.text import one_line
+from kb.text import clean_line, json_text
 
 DEFAULT_LIMIT = 20
 
@@ -45,7 +44,8 @@ class SearchResults:
     warning: str | None = None
 
     def to_json(self) -> str:
-        return json.dumps([hit.as_json() for hit in self.hits], ensure_ascii=False, indent=2)
+        # json_text: exact values, with C1 and bidi controls escaped as \u sequences.
+        return json_text([hit.as_json() for hit in self.hits], indent=2)
 
 
 def run_search(
@@ -66,7 +66,7 @@ def run_search(
         row = store.note_by_id(engine_hit.note_id)
         if row is None:
             continue
-        title = one_line(row["title"])
+        title = clean_line(row["title"])
         snippet, spans = make_snippet(row["text"] or row["summary"] or "", patterns)
         results.hits.append(
             SearchHit(
@@ -76,7 +76,7 @@ def run_search(
                 rel=row["rel"],
                 title=title,
                 date=row["date"],
-                tags=[one_line(t) for t in store.terms("tags", row["id"])],
+                tags=[clean_line(t) for t in store.terms("tags", row["id"])],
                 snippet=snippet,
                 highlights=spans,
                 title_highlights=highlight_spans(title, patterns),

@@ -6,12 +6,12 @@ import re
 from collections.abc import Iterable
 
 from kb.query import Field, Phrase, Word
-from kb.text import CJK_CHAR
+from kb.text import CJK_CHAR, CONTROL_CHARS
 from kb.tokenize import segments
 
 SNIPPET_CHARS = 160
 _LEAD = 40
-_CONTROL_OR_BREAK = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROL_OR_BREAK = re.compile(rf"[\t\n{CONTROL_CHARS}]")
 
 
 def term_patterns(terms: Iterable[Word | Phrase | Field]) -> list[re.Pattern[str]]:

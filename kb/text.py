@@ -8,18 +8,52 @@ from functools import cache
 # Han, kana, Hangul and CJK compatibility ranges: one character is one word.
 CJK_CHAR = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 
-# C0 controls except tab and newline, DEL, and C1 controls: they can drive a terminal.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls except tab and newline, DEL, and C1 controls (ESC, BEL, CSI 0x9b, ...): they
+# can drive a terminal.
+CONTROL_CHARS = r"\x00-\x08\x0b-\x1f\x7f-\x9f"
+_CONTROL = re.compile(f"[{CONTROL_CHARS}]")
+# Bidirectional formatting characters: they reorder what is shown, so they can disguise a
+# name (``exe.md`` shown for ``dm.exe``). Printed visibly instead, as ``<U+202E>``.
+_BIDI_CHARS = r"\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_BIDI = re.compile(f"[{_BIDI_CHARS}]")
+
+
+def _visible(match: re.Match[str]) -> str:
+    return f"<U+{ord(match.group()):04X}>"
 
 
 def strip_controls(text: str) -> str:
-    """Remove terminal control characters, keeping tabs and newlines."""
-    return _CONTROL.sub("", text)
+    """Text safe to print on a terminal, tabs and newlines kept: control characters removed,
+    bidi controls shown as ``<U+202E>``. Every place kb shows note text goes through this."""
+    return _BIDI.sub(_visible, _CONTROL.sub("", text))
 
 
 def one_line(text: str) -> str:
-    """A single display line: controls removed, line breaks and tabs made spaces."""
+    """A single line safe to print: as ``strip_controls``, with line breaks and tabs made
+    spaces."""
+    return " ".join(strip_controls(text).split())
+
+
+def clean_line(text: str) -> str:
+    """A single line to store: controls removed and whitespace collapsed, bidi controls
+    kept as they are (the store keeps note text exact; printing shows them)."""
     return " ".join(_CONTROL.sub("", text).split())
+
+
+# What json.dumps(ensure_ascii=False) leaves raw that a terminal would act on.
+_JSON_UNSAFE = re.compile(rf"[\x7f-\x9f{_BIDI_CHARS}]")
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def json_text(data: object, indent: int | None = None) -> str:
+    """JSON with exact values, yet safe to print: ``json.dumps`` escapes C0 controls but,
+    without ``ensure_ascii``, lets DEL, C1 and bidi controls through raw."""
+    import json
+
+    return _JSON_UNSAFE.sub(_json_escape, json.dumps(data, ensure_ascii=False, indent=indent))
 
 
 @cache

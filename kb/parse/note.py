@@ -11,7 +11,7 @@ from typing import Any
 from kb.models import DEFAULT_TYPED_LINK_KEYS, Link, ParsedNote, Problem
 from kb.parse.frontmatter import split_front_matter
 from kb.parse.markdown import parse_markdown
-from kb.text import one_line, split_list, word_count
+from kb.text import clean_line, split_list, word_count
 
 _INDEX_STEMS = frozenset({"index", "_index", "readme"})
 _DATED_NAME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[-_ .]|$)")
@@ -41,7 +41,7 @@ def parse_note(
         title=_title(meta.get("title"), body.first_h1, path),
         date=date,
         draft=str(meta.get("draft", "")).strip().lower() in _TRUE,
-        slug=one_line(str(meta["slug"])) if meta.get("slug") else None,
+        slug=clean_line(str(meta["slug"])) if meta.get("slug") else None,
         tags=tags,
         categories=_string_list(_first(meta, "categories", "category")),
         series=_string_list(meta.get("series"), split=False),
@@ -82,7 +82,7 @@ def fallback_note(rel_path: str, text: str, error: str) -> ParsedNote:
         links=[],
         text=text,
         code="",
-        summary=one_line(text)[:280],
+        summary=clean_line(text)[:280],
         word_count=word_count(text),
         front_matter={},
         problems=[Problem("parse-error", f"cannot parse, kept as plain text: {error}")],
@@ -90,10 +90,10 @@ def fallback_note(rel_path: str, text: str, error: str) -> ParsedNote:
 
 
 def _title(value: Any, first_h1: str, path: PurePosixPath) -> str:
-    if isinstance(value, str | int | float) and one_line(str(value)):
-        return one_line(str(value))
+    if isinstance(value, str | int | float) and clean_line(str(value)):
+        return clean_line(str(value))
     if first_h1:
-        return one_line(first_h1)
+        return clean_line(first_h1)
     if path.stem.lower() in _INDEX_STEMS and path.parent.name:
         return path.parent.name
     return path.stem
@@ -104,7 +104,7 @@ def _note_date(value: Any, file_name: str) -> tuple[str | None, Problem | None]:
         date = normalise_date(value)
         if date:
             return date, None
-        problem = Problem("front-matter", f"unrecognised date {one_line(str(value))[:40]!r}")
+        problem = Problem("front-matter", f"unrecognised date {clean_line(str(value))[:40]!r}")
     else:
         problem = None
     match = _DATED_NAME.match(file_name)
@@ -160,13 +160,13 @@ def _string_list(value: Any, split: bool = True) -> list[str]:
     if value is None:
         return []
     if isinstance(value, list):
-        items = [one_line(str(v)) for v in value if v is not None and not isinstance(v, dict)]
+        items = [clean_line(str(v)) for v in value if v is not None and not isinstance(v, dict)]
     elif isinstance(value, dict):
         return []
     elif isinstance(value, str) and split:
-        items = [one_line(v) for v in split_list(value)]
+        items = [clean_line(v) for v in split_list(value)]
     else:
-        items = [one_line(str(value))]
+        items = [clean_line(str(value))]
     return _dedupe(i for i in items if i)
 
 
