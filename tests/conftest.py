@@ -11,6 +11,22 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE_NOTES = REPO / "notes"
 SHARED_CORPORA = REPO.parent / "shared" / "corpora"
 
+# Test tiers, by module: `pytest -m unit` is the quick loop over pure code, `-m "not slow"`
+# skips the tests that take seconds. A module not named here is an integration test.
+_UNIT_MODULES = frozenset({"test_parse", "test_fences", "test_query", "test_store"})
+_TUI_MODULES = frozenset({"test_tui", "test_snapshots", "test_e2e"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = item.path.stem
+        if module in _UNIT_MODULES:
+            item.add_marker(pytest.mark.unit)
+        elif module in _TUI_MODULES:
+            item.add_marker(pytest.mark.tui)
+        else:
+            item.add_marker(pytest.mark.integration)
+
 
 @pytest.fixture(autouse=True)
 def isolated_user_dirs(
