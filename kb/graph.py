@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import asdict, dataclass, field
+
+from kb.text import json_text, one_line
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,15 +36,15 @@ def render(graph: Graph, fmt: str) -> str:
 
 
 def to_json(graph: Graph) -> str:
-    return json.dumps(
+    return json_text(
         {"nodes": [asdict(n) for n in graph.nodes], "edges": [asdict(e) for e in graph.edges]},
-        ensure_ascii=False,
         indent=1,
     )
 
 
 def _dot_string(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+    # One line, terminal-safe: Graphviz output is often read on a terminal.
+    return '"' + one_line(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def to_dot(graph: Graph) -> str:
@@ -63,7 +64,7 @@ def to_dot(graph: Graph) -> str:
 
 def _mermaid_label(text: str) -> str:
     # Mermaid has no escape for quotes inside ["..."]; its HTML entity form is accepted.
-    return text.replace('"', "#quot;").replace("\n", " ")
+    return one_line(text).replace('"', "#quot;")
 
 
 def to_mermaid(graph: Graph) -> str:

@@ -17,6 +17,7 @@ from kb.knowledge_base import KnowledgeBase
 from kb.tui.commands import NoteCommands
 from kb.tui.messages import IngestProgress, NotesChanged, OpenNote
 from kb.tui.screens import NoteScreen, SearchScreen, TitleDialog
+from kb.tui.widgets import plain
 
 WATCH_SECONDS = 3.0
 
@@ -82,7 +83,7 @@ class KbApp(App[None]):
         except IngestLocked:
             return  # someone else is ingesting; the next tick catches up
         except KbError as exc:
-            self.call_from_thread(self.notify, Content(str(exc)), severity="error")
+            self.call_from_thread(self.notify, plain(str(exc)), severity="error")
             return
         if stats.changed or first:
             self.call_from_thread(self.refresh_screens)
@@ -121,7 +122,7 @@ class KbApp(App[None]):
             # Headless (tests, pipes): the editor needs no terminal of ours.
             subprocess.run(command, check=False, stdin=subprocess.DEVNULL)
         except OSError as exc:
-            self.notify(Content(f"cannot start the editor {command[0]}: {exc}"), severity="error")
+            self.notify(plain(f"cannot start the editor {command[0]}: {exc}"), severity="error")
             return False
         return True
 
@@ -132,7 +133,7 @@ class KbApp(App[None]):
                 self.kb.ingest_file(path)
                 found = self.kb.find_note(str(path)) if open_it else None
         except KbError as exc:
-            self.call_from_thread(self.notify, Content(str(exc)), severity="error")
+            self.call_from_thread(self.notify, plain(str(exc)), severity="error")
             return
         self.call_from_thread(self.refresh_screens)
         if found is not None:
@@ -150,7 +151,7 @@ class KbApp(App[None]):
         try:
             path = self.kb.new_note(title)
         except KbError as exc:
-            self.notify(Content(str(exc)), severity="error")
+            self.notify(plain(str(exc)), severity="error")
             return
         self._run_editor(path)
         self.after_edit(path, open_it=True)  # the file exists either way: show it

@@ -8,6 +8,7 @@ from functools import partial
 from textual.command import Hit, Hits, Provider
 from textual.content import Content
 
+from kb.text import one_line
 from kb.tui.messages import OpenNote
 
 
@@ -21,7 +22,10 @@ class NoteCommands(Provider):
     def _load(self) -> list[tuple[int, str, str]]:
         app = self.app
         with app.kb_lock:  # type: ignore[attr-defined]
-            return [(row["id"], row["title"], row["path"]) for row in app.kb.store.notes()]  # type: ignore[attr-defined]
+            return [
+                (row["id"], one_line(row["title"]), one_line(row["path"]))
+                for row in app.kb.store.notes()  # type: ignore[attr-defined]
+            ]
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)

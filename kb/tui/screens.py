@@ -28,6 +28,7 @@ from kb.browse import Follow, History, NotePage, split_for_display
 from kb.connections import Connections
 from kb.errors import KbError, StoreError
 from kb.search import SearchResults
+from kb.text import one_line, strip_controls
 from kb.tui.messages import FilterByTag, FollowLink, NotesChanged, OpenNote
 from kb.tui.widgets import (
     DIM,
@@ -35,6 +36,8 @@ from kb.tui.widgets import (
     LinkList,
     ResultList,
     TagTree,
+    markdown_parser,
+    plain,
 )
 
 RESULTS = 50
@@ -109,13 +112,14 @@ class SearchScreen(Screen[None]):
             return  # a newer keystroke is on its way
         results = self.query_one("#results", ResultList)
         status = self.query_one("#status", Static)
-        scope = f"  tag: {self.tag}" if self.tag else ""
+        scope = f"  tag: {one_line(self.tag)}" if self.tag else ""
         if isinstance(outcome, str):
             results.clear_options()
-            status.update(Content.assemble((outcome, "$error")))
+            status.update(Content.assemble((one_line(outcome), "$error")))
         elif isinstance(outcome, SearchResults):
             results.show_hits(outcome.hits)
-            hint = f"  did you mean: {outcome.suggestion}?" if outcome.suggestion else ""
+            suggestion = one_line(outcome.suggestion or "")  # a word from the notes
+            hint = f"  did you mean: {suggestion}?" if suggestion else ""
             if outcome.warning:
                 hint += f"  ({outcome.warning})"
             status.update(Content(f"{len(outcome.hits)} notes{scope}{hint}"))
@@ -152,7 +156,11 @@ class SearchScreen(Screen[None]):
             return
         # Cheap to show: the stored plain text, not a Markdown rendering.
         content = Content.assemble(
-            (row["title"], "bold"), "\n", (row["path"], DIM), "\n\n", row["text"][:1500]
+            (one_line(row["title"]), "bold"),
+            "\n",
+            (one_line(row["path"]), DIM),
+            "\n\n",
+            strip_controls(row["text"][:1500]),
         )
         self.app.call_from_thread(self.query_one("#preview-body", Static).update, content)
 
@@ -188,7 +196,7 @@ class SearchScreen(Screen[None]):
             with self.app.kb_lock:  # type: ignore[attr-defined]
                 tags = self.app.kb.tag_tree()  # type: ignore[attr-defined]
         except (KbError, sqlite3.DatabaseError) as exc:
-            self.app.call_from_thread(self.notify, Content(str(exc)), severity="error")
+            self.app.call_from_thread(self.notify, plain(str(exc)), severity="error")
             return
         self.app.call_from_thread(self.query_one("#tags", TagTree).show_tags, tags)
 
@@ -244,7 +252,7 @@ class NoteScreen(Screen[None]):
         with Horizontal(id="reader"):
             yield OptionList(id="outline")
             with VerticalScroll(id="document"):
-                yield Markdown(id="doc", open_links=False)
+                yield Markdown(id="doc", open_links=False, parser_factory=markdown_parser)
             with TabbedContent(id="side"):
                 with TabPane("Links", id="tab-links"):
                     yield LinkList(id="links")
@@ -279,7 +287,7 @@ class NoteScreen(Screen[None]):
                 titles = kb.store.titles(self.history.trail())
         except (KbError, sqlite3.DatabaseError) as exc:
             # Told after the lock is released: the UI thread may be waiting for it.
-            self.app.call_from_thread(self.notify, Content(str(exc)), severity="error")
+            self.app.call_from_thread(self.notify, plain(str(exc)), severity="error")
             return
         if worker.is_cancelled:
             return
@@ -297,7 +305,7 @@ class NoteScreen(Screen[None]):
         outline = self.query_one("#outline", OptionList)
         outline.clear_options()
         outline.add_options(
-            Option(Content("  " * (level - 1) + text)) for level, text, _ in page.headings
+            Option(Content("  " * (level - 1) + one_line(text))) for level, text, _ in page.headings
         )
         self.query_one("#links", LinkList).show_links(page.links)
         series_list = self.query_one("#series", ConnectionList)
@@ -327,7 +335,7 @@ class NoteScreen(Screen[None]):
             self.set_timer(0.1, lambda: self.goto_anchor(anchor))
 
     def _show_breadcrumb(self) -> None:
-        trail = [self.titles.get(i, "?") for i in self.history.trail()]
+        trail = [one_line(self.titles.get(i, "?")) for i in self.history.trail()]
         back = "◀ " if self.history.can_go_back else ""
         forward = " ▶" if self.history.can_go_forward else ""
         line = Content.assemble(
@@ -414,7 +422,7 @@ class NoteScreen(Screen[None]):
             with self.app.kb_lock:  # type: ignore[attr-defined]
                 where = self.app.kb.follow(note_id, href)  # type: ignore[attr-defined]
         except (KbError, sqlite3.DatabaseError) as exc:
-            self.app.call_from_thread(self.notify, Content(str(exc)), severity="error")
+            self.app.call_from_thread(self.notify, plain(str(exc)), severity="error")
             return
         self.app.call_from_thread(self.go, where)
 
@@ -425,9 +433,9 @@ class NoteScreen(Screen[None]):
             self.goto_anchor(where.anchor)
         elif where.kind == "external":
             self.app.copy_to_clipboard(where.url)
-            self.notify(Content(f"External link (not opened), copied: {where.url}"))
+            self.notify(plain(f"External link (not opened), copied: {where.url}"))
         else:
-            self.notify(Content(f"Unresolved link: {where.target}"), severity="warning")
+            self.notify(plain(f"Unresolved link: {where.target}"), severity="warning")
 
     @on(OpenNote)
     def open_note(self, message: OpenNote) -> None:
@@ -483,7 +491,7 @@ class NoteScreen(Screen[None]):
             return
         link = links.links[links.highlighted]
         self.app.copy_to_clipboard(link.url or link.target)
-        self.notify(Content(f"Copied {link.url or link.target}"))
+        self.notify(plain(f"Copied {link.url or link.target}"))
 
     def on_notes_changed(self, _: NotesChanged) -> None:
         if self.page is not None:

@@ -1,7 +1,10 @@
-"""Widgets that show core data as plain text (never markup) and post what the user wants."""
+"""Widgets that show core data as plain text (never markup, never terminal controls) and
+post what the user wants."""
 
 from __future__ import annotations
 
+from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from rich.text import Text
 from textual.content import Content
 from textual.widgets import OptionList, Tree
@@ -10,27 +13,62 @@ from textual.widgets.option_list import Option
 from kb.browse import NoteSummary, PageLink, TagNode
 from kb.connections import Backlink, Mention, Related
 from kb.search import SearchHit
+from kb.text import one_line, strip_controls
 from kb.tui.messages import FilterByTag, FollowLink, OpenNote
 
 HIGHLIGHT = "bold $accent"
 DIM = "dim"
 
 
+def plain(text: str) -> Content:
+    """Note text (or a message quoting it) as Content: never markup, never terminal
+    controls (they would reach the terminal as they are), bidi controls made visible."""
+    return Content(strip_controls(text))
+
+
 def highlighted(text: str, spans: list[tuple[int, int]], style: str = "") -> Content:
-    """Note text as Content, with matches styled: the text is never parsed as markup."""
-    content = Content(text)
+    """Note text as Content, with matches styled: the text is never parsed as markup.
+    It is made safe piece by piece, so the spans still fit it."""
+    pieces, safe_spans, length, last = [], [], 0, 0
+    for start, end in spans:
+        before, match = strip_controls(text[last:start]), strip_controls(text[start:end])
+        pieces += [before, match]
+        length += len(before)
+        safe_spans.append((length, length + len(match)))
+        length += len(match)
+        last = end
+    pieces.append(strip_controls(text[last:]))
+    content = Content("".join(pieces))
     if style:
         content = content.stylize(style)
-    for start, end in spans:
+    for start, end in safe_spans:
         content = content.stylize(HIGHLIGHT, start, end)
     return content
 
 
 def note_line(title: str, path: str, date: str | None, tags: list[str]) -> Content:
-    meta = "  ".join(
-        part for part in ((date or "")[:10], path, " ".join(f"#{t}" for t in tags)) if part
-    )
-    return Content.assemble((title, "bold"), "\n", (meta, DIM))
+    return Content.assemble((one_line(title), "bold"), "\n", (_meta(date, path, tags), DIM))
+
+
+def markdown_parser() -> MarkdownIt:
+    """The reader's Markdown parser: Textual's own, plus a rule that makes the parsed text
+    safe, since entities such as ``&#x202e;`` decode to characters only while parsing."""
+    parser = MarkdownIt("gfm-like")
+    parser.core.ruler.push("kb_strip_controls", _strip_token_controls)
+    return parser
+
+
+def _strip_token_controls(state: StateCore) -> None:
+    tokens = list(state.tokens)
+    while tokens:
+        token = tokens.pop()
+        token.content = strip_controls(token.content)
+        token.info = strip_controls(token.info)
+        token.attrs = {
+            key: strip_controls(value) if isinstance(value, str) else value
+            for key, value in token.attrs.items()
+        }
+        tokens += token.children or []
 
 
 class ResultList(OptionList):
@@ -69,7 +107,8 @@ class ResultList(OptionList):
 
 
 def _meta(date: str | None, path: str, tags: list[str]) -> str:
-    return "  ".join(p for p in ((date or "")[:10], path, " ".join(f"#{t}" for t in tags)) if p)
+    parts = ((date or "")[:10], path, " ".join(f"#{t}" for t in tags))
+    return "  ".join(one_line(p) for p in parts if p)
 
 
 class TagTree(Tree[str]):
@@ -84,7 +123,7 @@ class TagTree(Tree[str]):
         self.root.expand()
 
     def _add(self, parent, node: TagNode) -> None:
-        label = Text.assemble(node.name, (f"  {node.count}", "dim"))
+        label = Text.assemble(one_line(node.name), (f"  {node.count}", "dim"))
         if node.children:
             branch = parent.add(label, data=node.tag)
             for child in node.children:
@@ -104,28 +143,29 @@ class LinkList(OptionList):
         self.links = links
         self.clear_options()
         for index, link in enumerate(links):
-            label = f"{link.rel}: " if link.rel else ""
+            label = f"{one_line(link.rel)}: " if link.rel else ""
+            text, target = one_line(link.text), one_line(link.target)
             if link.url:
-                line = Content.assemble((f"{label}{link.text}", ""), "\n", (f"↗ {link.url}", DIM))
+                line = Content.assemble(
+                    (f"{label}{text}", ""), "\n", (f"↗ {one_line(link.url)}", DIM)
+                )
             elif link.note_id is not None:
                 flag = {"missing-heading": "  (no such heading)", "ambiguous": "  (ambiguous)"}.get(
                     link.status, ""
                 )
                 line = Content.assemble(
-                    (f"{label}{link.note_title}", "bold"),
+                    (f"{label}{one_line(link.note_title or '')}", "bold"),
                     (flag, "$warning"),
                     "\n",
-                    (f"→ {link.target}  :{link.line}", DIM),
+                    (f"→ {target}  :{link.line}", DIM),
                 )
             elif link.status == "attachment":
-                line = Content.assemble(
-                    (f"{label}{link.text}", ""), "\n", (f"attachment {link.target}", DIM)
-                )
+                line = Content.assemble((f"{label}{text}", ""), "\n", (f"attachment {target}", DIM))
             else:
                 line = Content.assemble(
-                    (f"{label}{link.text}", "$error"),
+                    (f"{label}{text}", "$error"),
                     "\n",
-                    (f"unresolved: {link.target}  :{link.line}", DIM),
+                    (f"unresolved: {target}  :{link.line}", DIM),
                 )
             self.add_option(Option(line, id=str(index)))
         if links:
@@ -150,9 +190,9 @@ class ConnectionList(OptionList):
                 (
                     b.id,
                     Content.assemble(
-                        ((f"{b.rel}: " if b.rel else "") + b.title, "bold"),
+                        (one_line((f"{b.rel}: " if b.rel else "") + b.title), "bold"),
                         "\n",
-                        (f"{b.path}:{b.line}", DIM),
+                        (f"{one_line(b.path)}:{b.line}", DIM),
                     ),
                 )
                 for b in backlinks
@@ -165,7 +205,9 @@ class ConnectionList(OptionList):
                 (
                     m.id,
                     Content.assemble(
-                        (m.title, "bold"), "\n", (f"{m.path}:{m.line or ''}  “{m.context}”", DIM)
+                        (one_line(m.title), "bold"),
+                        "\n",
+                        (f"{one_line(m.path)}:{m.line or ''}  “{one_line(m.context)}”", DIM),
                     ),
                 )
                 for m in mentions
@@ -174,7 +216,13 @@ class ConnectionList(OptionList):
 
     def show_related(self, related: list[Related]) -> None:
         self._show(
-            [(r.id, Content.assemble((r.title, "bold"), "\n", (r.reason, DIM))) for r in related]
+            [
+                (
+                    r.id,
+                    Content.assemble((one_line(r.title), "bold"), "\n", (one_line(r.reason), DIM)),
+                )
+                for r in related
+            ]
         )
 
     def show_series(self, notes: list[NoteSummary], current: int) -> None:
@@ -184,8 +232,8 @@ class ConnectionList(OptionList):
                     n.id,
                     Content.assemble(
                         ("▶ " if n.id == current else "  ", "bold"),
-                        (n.title, "bold" if n.id == current else ""),
-                        ("  " + (n.date or "")[:10], DIM),
+                        (one_line(n.title), "bold" if n.id == current else ""),
+                        ("  " + one_line((n.date or "")[:10]), DIM),
                     ),
                 )
                 for n in notes
