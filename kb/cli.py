@@ -35,7 +35,10 @@ class KbCommandError(click.ClickException):
         self.exit_code = exit_code
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"kb: {self.message}", err=True)
+        from kb.text import strip_controls
+
+        # Messages can quote note paths and titles.
+        click.echo(f"kb: {strip_controls(self.message)}", err=True)
 
 
 class KbGroup(click.Group):
@@ -135,7 +138,7 @@ def new(ctx: click.Context, title: tuple[str, ...], folder: str | None, no_edit:
         except OSError as exc:
             raise KbError(f"cannot start the editor {command[0]}: {exc}") from exc
     kb.ingest_file(path)
-    click.echo(path)
+    click.echo(_path_line(str(path)))
 
 
 @cli.command()
@@ -228,11 +231,14 @@ def search(
         import os
 
         for hit in results.hits:
-            click.echo(os.path.relpath(kb.note_file(hit.root, hit.rel)))
+            click.echo(_path_line(os.path.relpath(kb.note_file(hit.root, hit.rel))))
     else:
         _print_hits(results.hits)
     if not results.hits:
-        hint = f" (did you mean: {results.suggestion}?)" if results.suggestion else ""
+        from kb.text import one_line
+
+        # The suggestion is a word from the notes.
+        hint = f" (did you mean: {one_line(results.suggestion)}?)" if results.suggestion else ""
         click.echo(f"kb: no notes match {' '.join(query)!r}{hint}", err=True)
         ctx.exit(1)
 
@@ -264,7 +270,9 @@ def links(ctx: click.Context, note: str, as_json: bool, related_limit: int) -> N
     kb = _open(ctx)
     found = kb.connections(kb.find_note(note), related_limit=related_limit)
     if as_json:
-        click.echo(json.dumps(found.as_json(), ensure_ascii=False, indent=2))
+        from kb.text import json_text
+
+        click.echo(json_text(found.as_json(), indent=2))
         return
     _print_connections(found)
 
@@ -272,32 +280,37 @@ def links(ctx: click.Context, note: str, as_json: bool, related_limit: int) -> N
 def _print_connections(found: Connections) -> None:
     from kb.text import one_line
 
-    click.echo(f"{found.note.title}\n{one_line(found.note.path)}")
+    click.echo(f"{one_line(found.note.title)}\n{one_line(found.note.path)}")
     note_links = [x for x in found.outgoing if x.status not in ("external", "attachment")]
     external = len(found.outgoing) - len(note_links)
     click.echo(f"\nLinks ({len(note_links)}{f', {external} external' if external else ''})")
     for link in sorted(note_links, key=lambda x: (not x.rel, x.rel, x.line)):
-        label = f"{link.rel}: " if link.rel else ""
+        label = f"{one_line(link.rel)}: " if link.rel else ""
         written = one_line(link.target + (f"#{link.anchor}" if link.anchor else ""))
         if link.resolved:
             flag = {"ambiguous": "  (ambiguous)", "missing-heading": "  (no such heading)"}
             click.echo(
-                f"  {label}{link.title}  {one_line(link.path or '')}  :{link.line}"
+                f"  {label}{one_line(link.title or '')}  {one_line(link.path or '')}  :{link.line}"
                 f"{flag.get(link.status, '')}"
             )
         else:
             click.echo(f"  {label}{written}  :{link.line}  (unresolved)")
     click.echo(f"\nBacklinks ({len(found.backlinks)})")
     for back in sorted(found.backlinks, key=lambda b: (not b.rel, b.rel, b.path)):
-        label = f"{back.rel}: " if back.rel else ""
-        click.echo(f"  {label}{back.title}  {one_line(back.path)}:{back.line}")
+        label = f"{one_line(back.rel)}: " if back.rel else ""
+        click.echo(f"  {label}{one_line(back.title)}  {one_line(back.path)}:{back.line}")
     click.echo(f"\nMentions ({len(found.mentions)})")
     for mention in found.mentions:
         where = f":{mention.line}" if mention.line else ""
-        click.echo(f"  {mention.title}  {one_line(mention.path)}{where}  “{mention.context}”")
+        click.echo(
+            f"  {one_line(mention.title)}  {one_line(mention.path)}{where}"
+            f"  “{one_line(mention.context)}”"
+        )
     click.echo(f"\nRelated ({len(found.related)})")
     for item in found.related:
-        click.echo(f"  {item.title}  {one_line(item.path)}\n      {item.reason}")
+        click.echo(
+            f"  {one_line(item.title)}  {one_line(item.path)}\n      {one_line(item.reason)}"
+        )
 
 
 @cli.command()
@@ -311,11 +324,11 @@ def check(ctx: click.Context, as_json: bool) -> None:
     """
     from dataclasses import asdict
 
-    from kb.text import one_line
+    from kb.text import json_text, one_line
 
     problems = _open(ctx).check()
     if as_json:
-        click.echo(json.dumps([asdict(p) for p in problems], ensure_ascii=False, indent=2))
+        click.echo(json_text([asdict(p) for p in problems], indent=2))
     else:
         for problem in problems:
             where = f"{problem.path}:{problem.line}" if problem.line else problem.path
@@ -363,9 +376,9 @@ def _print_hits(hits: list[SearchHit]) -> None:
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     for hit in hits:
         title = _highlight(hit.title, hit.title_highlights, color, bold=True)
-        date = (hit.date or "")[:10]
+        date = one_line((hit.date or "")[:10])
         click.echo(f"{title}  {click.style(date, dim=True) if color else date}".rstrip())
-        tags = " ".join(f"#{tag}" for tag in hit.tags)
+        tags = " ".join(f"#{one_line(tag)}" for tag in hit.tags)
         path = one_line(hit.path)
         click.echo(
             f"{click.style(path, fg='cyan') if color else path}  "
@@ -376,16 +389,26 @@ def _print_hits(hits: list[SearchHit]) -> None:
 
 
 def _highlight(text: str, spans: list[tuple[int, int]], color: bool, bold: bool = False) -> str:
-    """Note text with its matches in colour; the text itself is never interpreted."""
+    """Note text with its matches in colour; the text itself is never interpreted.
+    Made safe piece by piece, so the spans still point into the text."""
+    from kb.text import strip_controls
+
     if not color:
-        return text
+        return strip_controls(text)
     out, last = [], 0
     for start, end in spans:
-        out.append(click.style(text[last:start], bold=bold))
-        out.append(click.style(text[start:end], fg="yellow", bold=True))
+        out.append(click.style(strip_controls(text[last:start]), bold=bold))
+        out.append(click.style(strip_controls(text[start:end]), fg="yellow", bold=True))
         last = end
-    out.append(click.style(text[last:], bold=bold))
+    out.append(click.style(strip_controls(text[last:]), bold=bold))
     return "".join(out)
+
+
+def _path_line(path: str) -> str:
+    """A file path on one line, safe to print; any ordinary name stays exact (for xargs)."""
+    from kb.text import strip_controls
+
+    return strip_controls(path).replace("\n", " ")
 
 
 def _summary(stats: IngestStats) -> str:
