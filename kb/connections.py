@@ -118,7 +118,10 @@ def find_note(store: Store, ref: str, roots: dict[str, Path], cwd: Path, prefixe
 
     Raises UsageError when nothing matches or when several notes do (listing them)."""
     names = store.note_names()
-    candidate = (cwd / ref).resolve()
+    try:
+        candidate = (cwd / ref).resolve()
+    except RuntimeError:  # a symlink loop (before Python 3.13): it names no file
+        candidate = cwd / ref
     for root_name, root_path in roots.items():
         if candidate.is_file() and root_path in candidate.parents:
             rel = candidate.relative_to(root_path).as_posix()

@@ -10,16 +10,19 @@ import fcntl
 import hashlib
 import os
 import signal
+import stat
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb.config import Config, NotesRoot
 from kb.documents import document_of
 from kb.engines import IndexWriter
-from kb.errors import IngestLocked, NotesRootError
+from kb.errors import IngestLocked, KbError, NotesRootError
 from kb.models import ParsedNote, Problem
 from kb.parse.decode import BinaryFile, decode_note
 from kb.parse.note import fallback_note, parse_note
@@ -27,11 +30,15 @@ from kb.scan import (
     SCAN_PROBLEM_KINDS,
     NoteFile,
     ScanResult,
+    file_kind,
     is_note_name,
     note_path,
     scan_root,
 )
 from kb.store import FileStamp, NoteRecord, Store
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 ProgressCallback = Callable[[int, int], None]
 _PARALLEL_FROM = 300  # below this, starting worker processes costs more than it saves
@@ -83,17 +90,28 @@ class LoadResult:
     problems: list[Problem] = field(default_factory=list)
 
 
-def read_bytes(path: str) -> tuple[bytes, os.stat_result]:
-    with open(path, "rb") as handle:  # noqa: PTH123 - a str path: no Path object per file
-        info = os.fstat(handle.fileno())
-        return handle.read(), info
+def read_bytes(path: str, max_size: int) -> tuple[bytes, os.stat_result]:
+    """The bytes of a regular file of at most ``max_size`` bytes (else nothing is read, or at
+    most one byte more, so the caller sees it is too large), and its stat."""
+    # O_NONBLOCK: opening a FIFO waits for a writer otherwise; the descriptor says what it is.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    with open(fd, "rb") as handle:  # noqa: PTH123 - wraps the descriptor, closes it
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_size:
+            return b"", info
+        data = handle.read(info.st_size + 1)
+        if len(data) > info.st_size:  # it grew since the stat: read on, up to the cap
+            data += handle.read(max_size + 1 - len(data))
+        return data, info
 
 
 def load_file(job: LoadJob) -> LoadResult:
     """Read, hash and (if the content changed) parse one file. Never raises for bad input."""
     file = job.file
+    if file.kind:  # never opened: opening a device or a FIFO can block or act
+        return _not_a_file(file, file.kind, file.size, file.mtime_ns)
     try:
-        data, info = read_bytes(file.abs_path)
+        data, info = read_bytes(file.abs_path, job.max_size)
     except FileNotFoundError:
         return LoadResult(file, "vanished")
     except OSError as exc:
@@ -106,7 +124,10 @@ def load_file(job: LoadJob) -> LoadResult:
             problems=[Problem("unreadable", message)],
         )
     size, mtime_ns = info.st_size, info.st_mtime_ns
-    if size > job.max_size:
+    if not stat.S_ISREG(info.st_mode):  # replaced since the scan
+        return _not_a_file(file, file_kind(info.st_mode), size, mtime_ns)
+    if size > job.max_size or len(data) > job.max_size:
+        size = max(size, len(data))
         message = (
             f"file is {size / 1048576:.1f} MB, over max_file_size "
             f"({job.max_size / 1048576:.1f} MB); skipped"
@@ -136,15 +157,48 @@ def load_file(job: LoadJob) -> LoadResult:
     return LoadResult(file, "parsed", digest, size, mtime_ns, record, list(parsed.problems))
 
 
+def _not_a_file(file: NoteFile, kind: str, size: int, mtime_ns: int) -> LoadResult:
+    problem = Problem("not-a-file", f"{kind}, not a regular file; skipped")
+    return LoadResult(file, "skipped", size=size, mtime_ns=mtime_ns, problems=[problem])
+
+
 def _streams(parsed: ParsedNote) -> tuple[str, ...]:
     from kb.engines.fts5 import document_streams
 
     return document_streams(document_of(parsed))
 
 
-def _ignore_sigint() -> None:
-    # Ctrl-C is the parent's to handle: it rolls the transaction back and exits 130.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def _init_worker(parent: int) -> None:
+    """Make a parse worker the parent's alone: it stops with it and never outlives it."""
+    # Interrupts are the parent's to handle: it rolls the transaction back, then stops us.
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)
+    # A surviving worker must never hold the caller's pipes: `$(kb ingest)` would hang.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    _exit_with_parent(parent)
+
+
+def _exit_with_parent(parent: int) -> None:
+    if sys.platform == "linux":
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0) == 0:
+            if os.getppid() != parent:  # the parent died before prctl took effect
+                os._exit(1)
+            return
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="kb-parent-watch", daemon=True).start()
 
 
 def load_files(jobs: list[LoadJob]) -> Iterator[LoadResult]:
@@ -153,23 +207,42 @@ def load_files(jobs: list[LoadJob]) -> Iterator[LoadResult]:
     if len(jobs) < _PARALLEL_FROM or workers < 2:
         yield from map(load_file, jobs)
         return
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
-    pool = ProcessPoolExecutor(max_workers=workers, initializer=_ignore_sigint)
+    # Spawned, not forked: a fork from a process with threads (the TUI) can deadlock, and a
+    # forked worker would inherit every descriptor, the ingest lock's among them.
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_init_worker,
+        initargs=(os.getpid(),),
+    )
     try:
         yield from pool.map(load_file, jobs, chunksize=16)
+    except BrokenProcessPool:
+        _stop(pool)
+        raise KbError("a parse worker process died (out of memory?); nothing was changed") from None
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        _stop(pool)
         raise
     pool.shutdown()
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    """End the workers now: whatever they are still parsing is not wanted."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    # Python 3.14 has pool.terminate_workers(); before it, the processes are only here.
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
 
 
 @contextmanager
 def ingest_lock(config: Config, wait_seconds: float | None = None) -> Iterator[None]:
     """One ingest at a time per knowledge base; the OS drops the lock if the process dies."""
-    config.index_dir.mkdir(parents=True, exist_ok=True)
     lock_path = config.index_dir / "ingest.lock"
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = _open_lock(lock_path)
     wait = config.lock_wait_seconds if wait_seconds is None else wait_seconds
     deadline = time.monotonic() + wait
     try:
@@ -179,16 +252,34 @@ def ingest_lock(config: Config, wait_seconds: float | None = None) -> Iterator[N
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
+                    holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+                    who = f" (pid {holder})" if holder.isdigit() else ""
                     raise IngestLocked(
-                        f"another kb ingest is running on {config.home} "
+                        f"another kb ingest is running{who} on {config.home} "
                         f"(waited {wait:g} s); try again when it has finished"
                     ) from None
                 time.sleep(0.05)
         os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
         yield
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def _open_lock(lock_path: Path) -> int:
+    """The lock file's descriptor (not inherited by child processes)."""
+    try:
+        lock_path.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise KbError(f"{lock_path.parent} is a file, not a folder: move it away") from None
+    except OSError as exc:
+        raise KbError(f"cannot create the folder {lock_path.parent}: {exc.strerror}") from None
+    try:
+        return os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+    except IsADirectoryError:
+        raise KbError(f"{lock_path} is a folder, not a lock file: remove it") from None
+    except OSError as exc:
+        raise KbError(f"cannot open the ingest lock {lock_path}: {exc.strerror}") from None
 
 
 @dataclass(slots=True)
@@ -243,9 +334,14 @@ class Ingester:
             found = scan_root(scope.root, self.config, scope.start)
             scanned.files.update(found.files)
             scanned.problems.update(found.problems)
+            scanned.unreadable.extend(found.unreadable)
             if not rebuild:
                 stamps.update(self._stamps_in(scope))
             self._refuse_to_empty(scope, found, explicit_rebuild)
+        if scanned.unreadable:
+            # Notes in a folder that cannot be read now are neither removed nor touched.
+            unreadable = tuple(scanned.unreadable)
+            stamps = {p: s for p, s in stamps.items() if not p.startswith(unreadable)}
         jobs = self._classify(scanned, stamps)
         removed = [p for p, s in stamps.items() if p not in scanned.files and s.note_id]
         gone_skipped = [p for p, s in stamps.items() if p not in scanned.files and not s.note_id]
@@ -295,7 +391,11 @@ class Ingester:
         return [self._scope_of(Path(t)) for t in targets]
 
     def _scope_of(self, target: Path) -> _Scope:
-        resolved = target.expanduser().resolve()
+        target = target.expanduser()
+        try:
+            resolved = target.resolve(strict=True)
+        except (OSError, RuntimeError):  # missing, dangling or a loop (RuntimeError < 3.13)
+            resolved = target.parent.resolve() / target.name
         for root in self.config.roots:
             if resolved == root.path:
                 prefix = f"{root.name}/" if self.config.prefixed else ""
@@ -320,7 +420,7 @@ class Ingester:
         return stamps
 
     def _refuse_to_empty(self, scope: _Scope, found: ScanResult, rebuild: bool) -> None:
-        if not scope.whole_root or found.files or rebuild:
+        if not scope.whole_root or found.files or found.unreadable or rebuild:
             return
         stored = self.store.count_notes(scope.root.name)
         if stored:

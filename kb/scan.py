@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +16,8 @@ from kb.models import Problem
 NOTE_SUFFIXES = (".md", ".markdown")
 # Problems the walk itself finds (not a note's content): replaced on every walk of a scope.
 SCAN_PROBLEM_KINDS = ("symlink", "unreadable-folder", "file-name")
+# A folder that fails with these is gone (its notes are removed); other errors keep them.
+_GONE = (errno.ENOENT, errno.ENOTDIR)
 ALWAYS_EXCLUDED = frozenset({".git", "node_modules", "__pycache__"})
 # Hugo site folders that hold no notes of the user's own; excluded at a root's top level.
 HUGO_EXCLUDED = frozenset({"themes", "archetypes", "public", "resources"})
@@ -27,12 +31,43 @@ class NoteFile:
     abs_path: str
     size: int
     mtime_ns: int
+    kind: str = ""  # what it is when it is not a regular file ("a FIFO"); never read then
 
 
 @dataclass(slots=True)
 class ScanResult:
     files: dict[str, NoteFile] = field(default_factory=dict)
     problems: dict[str, list[Problem]] = field(default_factory=dict)
+    # Note-path prefixes of folders that exist but could not be read: their notes are kept.
+    unreadable: list[str] = field(default_factory=list)
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, for a warning; '' for a regular file."""
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a special file"
+
+
+def _broken_link(path: str, error: OSError) -> tuple[os.stat_result, str] | None:
+    """The stamp and description of a name that cannot be followed; None when it is gone."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None  # vanished between listing and stat: not a note now
+    if error.errno == errno.ELOOP:
+        return info, "a symlink loop"
+    if error.errno == errno.ENOENT and stat.S_ISLNK(info.st_mode):
+        return info, "a dangling symlink"
+    return info, f"a file that cannot be opened ({error.strerror})"
 
 
 def note_path(root: NotesRoot, rel: str, config: Config) -> str:
@@ -50,15 +85,18 @@ def scan_root(root: NotesRoot, config: Config, start: Path | None = None) -> Sca
     start = start or root.path
     if start != root.path and _target_excluded(start.relative_to(root.path).as_posix(), config):
         return result  # an excluded or hidden path is never a note, even when named
-    if not start.exists():
+    if not os.path.lexists(start):
         return result  # a deleted file or folder: its notes are removed, nothing to scan
-    if start.is_file():
+    if not start.is_dir():  # a file, a FIFO, a dangling or looping symlink...
         rel = start.relative_to(root.path).as_posix()
         try:
-            info = start.stat()
-        except OSError:
-            return result
-        _add_file(result, root, config, str(start), rel, info)
+            info, kind = start.stat(), ""
+        except OSError as exc:
+            broken = _broken_link(str(start), exc)
+            if broken is None:
+                return result
+            info, kind = broken
+        _add_file(result, root, config, str(start), rel, info, kind)
         return result
     seen_files: set[tuple[int, int]] = set()
     linked: list[tuple[os.DirEntry[str], str]] = []
@@ -95,7 +133,20 @@ def _walk(
             with os.scandir(folder) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError as exc:
-            _problem(result, root, config, folder_rel, "unreadable-folder", str(exc))
+            if exc.errno in _GONE:
+                continue  # deleted while the walk ran: its notes are removed
+            # Its notes stay in the store, untouched, until it can be read again.
+            result.unreadable.append(
+                note_path(root, f"{folder_rel}/" if folder_rel else "", config)
+            )
+            _problem(
+                result,
+                root,
+                config,
+                folder_rel,
+                "unreadable-folder",
+                f"cannot read folder ({exc.strerror}); its notes are kept until it can be read",
+            )
             continue
         prefix = f"{folder_rel}/" if folder_rel else ""
         for entry in entries:
@@ -115,16 +166,17 @@ def _walk(
                 continue
             try:
                 is_link = entry.is_symlink()
-                if is_link and not _link_allowed(entry.path, root_real, config):
-                    if entry.is_dir() or is_note_name(entry.name):
-                        _problem(result, root, config, rel, "symlink", _OUTSIDE_LINK)
-                    continue
-                if entry.is_dir():
-                    stack.append((entry.path, rel, via_link or is_link))
-                elif is_note_name(entry.name) and entry.is_file():
-                    yield entry, rel, via_link or is_link
-            except OSError:
+                is_dir = entry.is_dir()
+            except OSError:  # a symlink loop: not a folder; a note name is reported later
+                is_link, is_dir = True, False
+            if is_link and not _link_allowed(entry.path, root_real, config):
+                if is_dir or is_note_name(entry.name):
+                    _problem(result, root, config, rel, "symlink", _OUTSIDE_LINK)
                 continue
+            if is_dir:
+                stack.append((entry.path, rel, via_link or is_link))
+            elif is_note_name(entry.name):  # FIFOs and broken links too: they are reported
+                yield entry, rel, via_link or is_link
 
 
 _OUTSIDE_LINK = (
@@ -142,14 +194,17 @@ def _add_entry(
     seen_files: set[tuple[int, int]],
 ) -> None:
     try:
-        info = entry.stat()
-    except OSError:
-        return  # vanished between listing and stat: not a note now
+        info, kind = entry.stat(), ""
+    except OSError as exc:
+        broken = _broken_link(entry.path, exc)
+        if broken is None:
+            return
+        info, kind = broken
     key = (info.st_dev, info.st_ino)
     if key in seen_files:
         return
     seen_files.add(key)
-    _add_file(result, root, config, entry.path, rel, info)
+    _add_file(result, root, config, entry.path, rel, info, kind)
 
 
 def _add_file(
@@ -159,9 +214,13 @@ def _add_file(
     abs_path: str,
     rel: str,
     info: os.stat_result,
+    kind: str = "",
 ) -> None:
     path = note_path(root, rel, config)
-    result.files[path] = NoteFile(path, root.name, rel, abs_path, info.st_size, info.st_mtime_ns)
+    kind = kind or file_kind(info.st_mode)
+    result.files[path] = NoteFile(
+        path, root.name, rel, abs_path, info.st_size, info.st_mtime_ns, kind
+    )
 
 
 def _excluded(name: str, rel: str, config: Config, top_level: bool) -> bool:

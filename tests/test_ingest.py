@@ -300,10 +300,10 @@ def test_unreadable_file_is_skipped_with_the_os_error(make_kb, monkeypatch) -> N
 
     real_read = ingest_module.read_bytes
 
-    def read(path: str):
+    def read(path: str, max_size: int):
         if Path(path).name == "secret.md":
             raise PermissionError(13, "Permission denied", str(path))
-        return real_read(path)
+        return real_read(path, max_size)
 
     monkeypatch.setattr(ingest_module, "read_bytes", read)
     kb = make_kb({"secret.md": "# s\n", "open.md": "# o\n"})
@@ -372,10 +372,10 @@ def test_file_deleted_while_ingest_runs(make_kb, tmp_path: Path, monkeypatch) ->
     (tmp_path / "notes/new.md").write_text("# new\n", encoding="utf-8")
     real_read = ingest_module.read_bytes
 
-    def read_after_delete(path: str):
+    def read_after_delete(path: str, max_size: int):
         if Path(path).name in ("goes.md", "new.md"):
             Path(path).unlink()  # another program deletes it between the scan and the read
-        return real_read(path)
+        return real_read(path, max_size)
 
     monkeypatch.setattr(ingest_module, "read_bytes", read_after_delete)
     stats = kb.ingest()
