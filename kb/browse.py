@@ -13,7 +13,7 @@ from pathlib import Path
 from urllib.parse import quote, unquote
 
 from kb.fences import code_lines
-from kb.text import clean_line, slugify, strip_controls
+from kb.text import clean_line, clean_text, slugify
 
 KB_SCHEME = "kb:"
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
@@ -73,12 +73,13 @@ class Follow:
 
 
 def display_markdown(body: str) -> str:
-    """A note body ready for a Markdown widget: control characters stripped, and wikilinks
+    """A note body ready for a Markdown widget: control characters stripped (bidi controls
+    are kept, as a link target may hold them: the widget shows them), and wikilinks
     and Hugo ``ref`` shortcodes (which no Markdown renderer knows) turned into ``kb:``
     links that the UI hands back to ``follow``. Code is left exactly as written."""
     return "\n".join(
         line if is_code else _rewrite_links(line)
-        for line, is_code in code_lines(strip_controls(body).split("\n"))
+        for line, is_code in code_lines(clean_text(body).split("\n"))
     )
 
 

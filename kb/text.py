@@ -25,7 +25,7 @@ def _visible(match: re.Match[str]) -> str:
 def strip_controls(text: str) -> str:
     """Text safe to print on a terminal, tabs and newlines kept: control characters removed,
     bidi controls shown as ``<U+202E>``. Every place kb shows note text goes through this."""
-    return _BIDI.sub(_visible, _CONTROL.sub("", text))
+    return _BIDI.sub(_visible, clean_text(text))
 
 
 def one_line(text: str) -> str:
@@ -34,10 +34,15 @@ def one_line(text: str) -> str:
     return " ".join(strip_controls(text).split())
 
 
+def clean_text(text: str) -> str:
+    """Text to keep or to parse: controls removed, bidi controls kept as they are (they
+    belong to right-to-left text; only printing shows them)."""
+    return _CONTROL.sub("", text)
+
+
 def clean_line(text: str) -> str:
-    """A single line to store: controls removed and whitespace collapsed, bidi controls
-    kept as they are (the store keeps note text exact; printing shows them)."""
-    return " ".join(_CONTROL.sub("", text).split())
+    """As ``clean_text``, on a single line: line breaks and tabs made spaces."""
+    return " ".join(clean_text(text).split())
 
 
 # What json.dumps(ensure_ascii=False) leaves raw that a terminal would act on.
