@@ -1,5 +1,7 @@
 """Domain errors, each carrying the exit code the CLI turns it into."""
 
+import errno
+
 
 class KbError(Exception):
     """Something kb cannot do; the message is one line meant for the user."""
@@ -29,3 +31,22 @@ class UsageError(KbError):
     """The user asked for something malformed (a bad query, an unknown note)."""
 
     exit_code = 2
+
+
+_OS_CAUSES = {
+    errno.ENOSPC: "disk full",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "read-only file system",
+    errno.EISDIR: "a folder where kb expects a file",
+    errno.ENOTDIR: "a file where kb expects a folder",
+}
+
+
+def os_error_message(exc: OSError, path: object = None) -> str:
+    """An OS error as one line: its cause in plain words, then the path it concerns
+    (``path`` when the error does not name one, such as a write that found the disk full)."""
+    cause = _OS_CAUSES.get(exc.errno or 0) or exc.strerror or str(exc)
+    where = exc.filename if exc.filename is not None else path
+    return f"{cause}: {where}" if where is not None else cause

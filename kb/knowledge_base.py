@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import sqlite3
+import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
-from kb.config import Config, load_config
-from kb.errors import KbError, StoreError, UsageError
+from kb.config import CONFIG_NAME, Config, load_config
+from kb.errors import KbError, StoreError, UsageError, os_error_message
 from kb.locations import find_knowledge_base
-from kb.store import Store
+from kb.store import Store, check_location, store_errors
 
 if TYPE_CHECKING:
     from kb.browse import Follow, NotePage, NoteSummary, TagNode
@@ -22,6 +22,21 @@ if TYPE_CHECKING:
     from kb.search import SearchResults
 
 ProgressCallback = Callable[[int, int], None]
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _store_errors(
+    method: Callable[Concatenate[KnowledgeBase, P], R],
+) -> Callable[Concatenate[KnowledgeBase, P], R]:
+    """Database errors in a reading method become StoreErrors that tell their cause."""
+
+    @functools.wraps(method)
+    def wrapper(self: KnowledgeBase, *args: P.args, **kwargs: P.kwargs) -> R:
+        with store_errors(self.config.store_path):
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 class KnowledgeBase:
@@ -65,41 +80,60 @@ class KnowledgeBase:
             raise UsageError("--engine takes effect with --rebuild")
         from kb.ingest import ingest_lock
 
-        with ingest_lock(self.config, lock_wait):
-            self._reset_reader()
-            try:
-                return self._ingest_locked(paths, rebuild, progress, engine)
-            except (StoreError, sqlite3.DatabaseError):
-                if not rebuild:
-                    raise
-            # Starting over must work whatever state the database is in: remove it.
-            self._delete_store_files()
-            return self._ingest_locked(paths, rebuild, progress, engine)
+        path = self.config.store_path
+        check_location(path)
+        try:
+            with ingest_lock(self.config, lock_wait):
+                self._reset_reader()
+                _remove_database(_beside(path))  # left by a rebuild that was killed
+                if rebuild:
+                    return self._rebuild(progress, engine)
+                return self._ingest_locked(path, paths, False, progress, None)
+        except OSError as exc:
+            raise StoreError(os_error_message(exc)) from exc
+
+    def _rebuild(self, progress: ProgressCallback | None, engine: str | None) -> IngestStats:
+        """Build a new store beside the old one and swap it in only when it is complete:
+        a rebuild that fails (disk full, Ctrl-C) leaves the old store as it was. The old
+        store is never opened for writing, so a damaged one is no obstacle."""
+        path = self.config.store_path
+        fresh = _beside(path)
+        try:
+            stats = self._ingest_locked(fresh, None, True, progress, engine or _chosen_engine(path))
+            # The old store's journal files must not meet the new store: remove them first.
+            _remove_database(path, main=False)
+            fresh.replace(path)  # atomic: readers see the old store or the new one
+        except BaseException:
+            _remove_database(fresh)
+            raise
+        return stats
 
     def _ingest_locked(
         self,
+        path: Path,
         paths: list[Path] | None,
         rebuild: bool,
         progress: ProgressCallback | None,
-        engine: str | None = None,
+        engine: str | None,
     ) -> IngestStats:
         from kb.ingest import Ingester
 
-        store = Store.open(self.config.store_path, create=True)
+        store = Store.open(path, create=True)
         try:
-            if engine is not None:
-                store.set_meta("engine", engine)  # --engine on a rebuild: the new choice
-            name = self._engine_name(store)
-            ingester = Ingester(self.config, store, progress, engine=name)
-            stats = ingester.run(paths, rebuild=rebuild)
-            if name == "whoosh":
-                from kb.engines.whoosh import WhooshIndex
+            with store_errors(path):
+                if engine is not None:
+                    store.set_meta("engine", engine)  # --engine on a rebuild: the new choice
+                name = self._engine_name(store)
+                ingester = Ingester(self.config, store, progress, engine=name)
+                stats = ingester.run(paths, rebuild=rebuild)
+                if name == "whoosh":
+                    from kb.engines.whoosh import WhooshIndex
 
-                # After the store's commit: a crash between the two leaves the index
-                # behind, and the next ingest catches it up from the store's generations.
-                WhooshIndex(self.config.index_dir).sync(store, ingester.streams, rebuild)
-            if rebuild:
-                store.vacuum()  # give back the pages the old notes used
+                    # After the store's commit: a crash between the two leaves the index
+                    # behind, and the next ingest catches it up from the store's generations.
+                    WhooshIndex(self.config.index_dir).sync(store, ingester.streams, rebuild)
+                if rebuild:
+                    store.seal()
             return stats
         finally:
             store.close()
@@ -111,14 +145,11 @@ class KnowledgeBase:
             raise KbError(f"unknown search engine {name!r} (known: fts5, whoosh)")
         return name
 
-    def _delete_store_files(self) -> None:
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            Path(f"{self.config.store_path}{suffix}").unlink(missing_ok=True)
-
     def ingest_file(self, path: Path) -> IngestStats:
         """Refresh one note file (the editing loop calls this after ``$EDITOR`` returns)."""
         return self.ingest([path])
 
+    @_store_errors
     def engine(self) -> SearchEngine:
         """The search engine in use (see ``_engine_name``), kept while the store is
         unchanged: whoosh opens its index once, not on every keystroke."""
@@ -135,6 +166,7 @@ class KnowledgeBase:
             self._engine_cache = (key, engine)
         return self._engine_cache[1]
 
+    @_store_errors
     def search(self, text: str, limit: int = 20, prefix: bool = False) -> SearchResults:
         """Search the notes with kb's query language.
 
@@ -147,6 +179,7 @@ class KnowledgeBase:
 
     # -- connections ------------------------------------------------------------------
 
+    @_store_errors
     def find_note(self, ref: str, cwd: Path | None = None) -> NoteRef:
         """A note from a path (relative to ``cwd`` or a notes root), a title or an alias."""
         from kb.connections import find_note
@@ -154,6 +187,7 @@ class KnowledgeBase:
         roots = {root.name: root.path for root in self.config.roots}
         return find_note(self.store, ref, roots, cwd or Path.cwd(), self.config.prefixed)
 
+    @_store_errors
     def note_ref(self, note_id: int) -> NoteRef:
         from kb.connections import NoteRef
         from kb.text import clean_line
@@ -163,6 +197,7 @@ class KnowledgeBase:
             raise KbError(f"note {note_id} is no longer in the store")
         return NoteRef(note_id, row["path"], clean_line(row["title"]))
 
+    @_store_errors
     def connections(self, note: NoteRef, related_limit: int = 10) -> Connections:
         """Outgoing links, backlinks, unlinked mentions and related notes of one note."""
         from kb.connections import Connections, backlinks, outgoing
@@ -175,6 +210,7 @@ class KnowledgeBase:
             related=self.related(note.id, related_limit),
         )
 
+    @_store_errors
     def mentions(self, note_id: int) -> list[Mention]:
         from kb.connections import mentions
 
@@ -182,6 +218,7 @@ class KnowledgeBase:
             self.store, self.engine(), note_id, self.note_file, self._mention_terms(note_id)
         )
 
+    @_store_errors
     def related(self, note_id: int, limit: int = 10) -> list[Related]:
         """Related notes with reasons; cached until the store changes."""
         from kb.connections import related
@@ -191,11 +228,13 @@ class KnowledgeBase:
             self._related_cache[key] = related(self.store, self.engine(), note_id, limit)
         return self._related_cache[key]
 
+    @_store_errors
     def check(self) -> list[CheckProblem]:
         from kb.connections import check
 
         return check(self.store)
 
+    @_store_errors
     def graph(self, with_mentions: bool = False, with_related: bool = False) -> Graph:
         """The link graph; mentions and related notes on request (they cost a query each)."""
         from kb.graph import Graph, GraphEdge, GraphNode
@@ -236,6 +275,7 @@ class KnowledgeBase:
 
     # -- browsing (what the TUI shows) -----------------------------------------------
 
+    @_store_errors
     def recent(self, limit: int = 50) -> list[NoteSummary]:
         from kb.browse import NoteSummary
         from kb.text import clean_line
@@ -252,6 +292,7 @@ class KnowledgeBase:
             for row in self.store.recent_notes(limit)
         ]
 
+    @_store_errors
     def note_page(self, note_id: int) -> NotePage:
         """A note as the reader shows it: its Markdown read from the file (the truth), its
         outline and its links. Falls back to the stored text if the file is gone."""
@@ -298,6 +339,7 @@ class KnowledgeBase:
             links=links,
         )
 
+    @_store_errors
     def follow(self, note_id: int, href: str) -> Follow:
         """Where a link in a note leads, by the same rules as ingest: another note, a
         heading of this one, an external URL (shown, never opened), or nowhere."""
@@ -332,11 +374,13 @@ class KnowledgeBase:
             self._links_cache = (generation, index)
         return self._links_cache[1]
 
+    @_store_errors
     def tag_tree(self) -> list[TagNode]:
         from kb.browse import tag_tree
 
         return tag_tree(self.store.term_counts("tags"))
 
+    @_store_errors
     def series(self, note_id: int) -> list[tuple[str, list[NoteSummary]]]:
         """Each series the note is in, with its notes in date order."""
         from kb.browse import NoteSummary
@@ -361,9 +405,11 @@ class KnowledgeBase:
         if not title.strip():
             raise UsageError("a new note needs a title")
         root = self.config.roots[0].path
-        target = (root / (folder or self.config.new_notes_folder)).resolve()
+        chosen = folder or self.config.new_notes_folder
+        target = (root / chosen).resolve()
         if target != root and root not in target.parents:
-            raise UsageError(f"{folder} is outside the notes root {root}")
+            setting = "--folder" if folder else f"new_notes_folder in {self.home / CONFIG_NAME}"
+            raise UsageError(f"{setting}: {chosen!r} is outside the notes root {root}")
         target.mkdir(parents=True, exist_ok=True)
         existing = {p.name.casefold() for p in target.iterdir()}
         path = target / new_note_name(title, existing)
@@ -392,3 +438,30 @@ class KnowledgeBase:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _beside(path: Path) -> Path:
+    """Where a rebuild builds the new store."""
+    return path.with_name(path.name + ".new")
+
+
+def _remove_database(path: Path, main: bool = True) -> None:
+    """Remove a database file (unless not ``main``) and its journal files."""
+    for suffix in ("-wal", "-shm", "-journal", *([""] if main else [])):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def _chosen_engine(path: Path) -> str | None:
+    """The engine chosen with ``--engine`` in the old store, which a rebuild keeps; None
+    when the old store cannot tell (missing or damaged)."""
+    try:
+        store = Store.open(path, create=False)
+    except KbError:
+        return None
+    try:
+        with store_errors(path):
+            return store.get_meta("engine")
+    except KbError:
+        return None
+    finally:
+        store.close()

@@ -160,13 +160,7 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
     """Open the store's database; ``readonly`` never creates or writes anything."""
     try:
         if readonly:
-            # Readers may be used from worker threads (the TUI), one at a time under a lock.
-            conn = sqlite3.connect(
-                f"{path.as_uri()}?mode=ro",
-                uri=True,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+            conn = _reader(path)
         else:
             conn = sqlite3.connect(path, isolation_level=None, timeout=30)
         conn.execute("PRAGMA busy_timeout = 5000")
@@ -176,12 +170,79 @@ def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
             conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
-        raise StoreError(
-            f"{path}: cannot open the store ({exc}); 'kb ingest --rebuild' "
-            "recreates it from the notes"
-        ) from exc
+        raise store_error(exc, path) from exc
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _reader(path: Path) -> sqlite3.Connection:
+    # Readers may be used from worker threads (the TUI), one at a time under a lock.
+    uri = f"{path.as_uri()}?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()  # opening is lazy
+        return conn
+    except sqlite3.OperationalError as exc:
+        if _primary(exc) not in (_READONLY, _CANTOPEN):
+            raise
+    # A folder kb cannot write (a read-only mount, another user's knowledge base): a WAL
+    # store cannot be read there without its -shm file, which cannot be made. Read the
+    # file as immutable instead. The trade-off: SQLite then takes no locks and ignores any
+    # -wal file, so answers are exact only while nobody else (an owner with write access)
+    # ingests meanwhile; kb itself cannot write from here.
+    return sqlite3.connect(
+        f"{uri}&immutable=1", uri=True, isolation_level=None, check_same_thread=False
+    )
+
+
+def check_location(path: Path) -> None:
+    """Refuse a store path of the wrong kind; kb never deletes what it did not make."""
+    folder = path.parent
+    if folder.exists() and not folder.is_dir():
+        raise StoreError(f"{folder} is a file, not a folder: kb keeps its store there; move it")
+    if path.exists() and not path.is_file():
+        raise StoreError(f"{path} is not a file (a folder?): kb keeps its store there; move it")
+
+
+# SQLite's primary result codes (an extended code keeps its primary in the low byte).
+_FULL, _READONLY, _CANTOPEN, _PERM, _BUSY, _LOCKED, _IOERR = 13, 8, 14, 3, 5, 6, 10
+
+
+def _primary(exc: sqlite3.Error) -> int:
+    return (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
+
+
+def store_error(exc: sqlite3.Error, path: Path | None = None) -> StoreError:
+    """A database error as a StoreError that tells its true cause. Only a damaged store
+    is worth a rebuild: after disk full, a permission or a lock it would not help."""
+    where = f"the store {path}" if path else "the store"
+    code = _primary(exc)
+    if code == _FULL:
+        message = f"disk full: cannot write {where} ({exc}); free some space and try again"
+    elif code in (_READONLY, _PERM):
+        message = (
+            f"{where} is read-only here ({exc}): writing it needs write access to it and its folder"
+        )
+    elif code == _CANTOPEN:
+        message = f"cannot open {where} ({exc}): check the permissions of it and its folder"
+    elif code in (_BUSY, _LOCKED):
+        message = f"{where} is locked by another program ({exc}); try again"
+    elif code == _IOERR:
+        message = f"I/O error on {where} ({exc}): is the disk failing or full?"
+    else:
+        message = f"{where} is damaged ({exc}); 'kb ingest --rebuild' recreates it from the notes"
+    return StoreError(message)
+
+
+@contextmanager
+def store_errors(path: Path | None) -> Iterator[None]:
+    """Database errors raised inside become StoreErrors (programming errors stay as they are)."""
+    try:
+        yield
+    except sqlite3.ProgrammingError:
+        raise
+    except sqlite3.DatabaseError as exc:
+        raise store_error(exc, path) from exc
 
 
 class Store:
@@ -196,6 +257,7 @@ class Store:
     @classmethod
     def open(cls, path: Path, create: bool = True) -> Store:
         """Open (and with ``create``, create or migrate) the store at ``path``."""
+        check_location(path)
         if not create:
             if not path.exists():
                 raise StoreError(f"no store at {path} yet: run 'kb ingest' first")
@@ -204,7 +266,12 @@ class Store:
             return store
         path.parent.mkdir(parents=True, exist_ok=True)
         store = cls(connect(path), path)
-        store.migrate()
+        try:
+            with store_errors(path):
+                store.migrate()
+        except BaseException:
+            store.close()
+            raise
         return store
 
     @property
@@ -258,8 +325,12 @@ class Store:
     def close(self) -> None:
         self.conn.close()
 
-    def vacuum(self) -> None:
-        self.conn.execute("VACUUM")
+    def seal(self) -> None:
+        """Fold the write-ahead log into the database file and leave WAL mode, so that the
+        file alone is the whole store (a rebuilt store is moved into place as one file)."""
+        mode = self.conn.execute("PRAGMA journal_mode = DELETE").fetchone()[0]
+        if str(mode).lower() != "delete":
+            raise StoreError(f"the new store {self.path} is still in use; try again")
 
     # -- transactions ---------------------------------------------------------------
 
@@ -270,7 +341,10 @@ class Store:
         try:
             yield
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            # SQLite may have rolled back already (disk full does): a second ROLLBACK
+            # would fail and hide the real cause.
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             raise
         self.conn.execute("COMMIT")
 
@@ -279,7 +353,13 @@ class Store:
     @property
     def generation(self) -> int:
         row = self.conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
-        return int(row[0])
+        try:
+            return int(row[0])
+        except (TypeError, ValueError):
+            raise StoreError(
+                f"the store {self.path} is damaged (its generation is "
+                f"{row[0] if row else 'missing'!r}); 'kb ingest --rebuild' recreates it"
+            ) from None
 
     @property
     def store_id(self) -> str:
@@ -471,7 +551,7 @@ class Store:
         documents = []
         for note_id in note_ids:
             row = self.conn.execute(
-                "SELECT n.title, t.text_z, t.code_z FROM notes n "
+                "SELECT n.path, n.title, t.text_z, t.code_z FROM notes n "
                 "LEFT JOIN note_texts t ON t.note_id = n.id WHERE n.id = ?",
                 (note_id,),
             ).fetchone()
@@ -489,8 +569,8 @@ class Store:
                         self.terms("series", note_id),
                         self.terms("categories", note_id),
                         headings,
-                        unpack_text(row["text_z"]),
-                        unpack_text(row["code_z"]),
+                        unpack_text(row["text_z"], row["path"]),
+                        unpack_text(row["code_z"], row["path"]),
                     ),
                 )
             )
@@ -961,8 +1041,15 @@ def pack_text(text: str) -> bytes:
     return zlib.compress(text.encode("utf-8"), 6)
 
 
-def unpack_text(blob: bytes | None) -> str:
-    return zlib.decompress(blob).decode("utf-8") if blob else ""
+def unpack_text(blob: bytes | None, path: str = "") -> str:
+    """The text ``pack_text`` stored; ``path`` names the note when it is damaged."""
+    try:
+        return zlib.decompress(blob).decode("utf-8") if blob else ""
+    except (zlib.error, UnicodeDecodeError) as exc:
+        raise StoreError(
+            f"the stored text of {path or 'a note'} is damaged ({exc}); "
+            "'kb ingest --rebuild' recreates the store"
+        ) from None
 
 
 _NOTE_WITH_TEXT = (
@@ -975,8 +1062,8 @@ def _unpacked(row: sqlite3.Row | None) -> dict[str, Any] | None:
     if row is None:
         return None
     note = dict(row)
-    note["text"] = unpack_text(note.pop("text_z"))
-    note["code"] = unpack_text(note.pop("code_z"))
+    note["text"] = unpack_text(note.pop("text_z"), note["path"])
+    note["code"] = unpack_text(note.pop("code_z"), note["path"])
     return note
 
 

@@ -89,7 +89,8 @@ def test_unreadable_store_exits_1(make_kb) -> None:
     kb.config.store_path.write_bytes(b"this is not a database" * 100)
     result = CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest"])
     assert result.exit_code == 1
-    assert "cannot open the store" in result.stderr
+    assert "is damaged (file is not a database)" in result.stderr
+    assert "'kb ingest --rebuild' recreates it" in result.stderr
     assert "Traceback" not in result.output
 
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from kb.engines import EngineHit, more_like_this
 from kb.engines.fts5 import COLUMNS, document_streams, document_terms
-from kb.errors import KbError
+from kb.errors import KbError, StoreError, os_error_message
 from kb.query import And, Field, Node, Not, Or, Phrase, Query, Word
 from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
 
@@ -86,6 +86,17 @@ def _schema() -> Any:
     )
 
 
+class IndexDamaged(StoreError):
+    """The whoosh index cannot be read: it is derived, so it is rebuilt, never repaired."""
+
+    def __init__(self, path: Path, cause: BaseException | str) -> None:
+        if isinstance(cause, BaseException):
+            cause = f"{type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}"
+        super().__init__(
+            f"the whoosh index in {path} is damaged ({cause}); 'kb ingest --rebuild' rebuilds it"
+        )
+
+
 def _retry(action: Callable[[], Any], attempts: int = 5) -> Any:
     """Readers retry when a commit replaces files under them (FileNotFoundError on a TOC)."""
     for attempt in range(attempts):
@@ -108,20 +119,37 @@ class WhooshIndex:
     def exists(self) -> bool:
         from whoosh import index
 
-        return self.path.is_dir() and index.exists_in(str(self.path))
+        if not self.path.is_dir():
+            return False
+        try:
+            return index.exists_in(str(self.path))
+        except Exception:
+            return True  # an index that cannot be read: opening it says so
 
-    def state(self) -> tuple[int, str] | None:
-        """(store generation the index reflects, tokenizer signature), None if no index."""
-        if not self.exists():
-            return None
+    def open(self) -> Any:
+        """The index for reading; IndexDamaged when its files cannot be read. Any error
+        counts: whoosh reports a truncated or garbled file as whatever its parser hit."""
         from whoosh import index
 
-        ix = _retry(lambda: index.open_dir(str(self.path)))
-        with ix.searcher() as searcher:
-            fields = searcher.document(key=META_KEY)
-        if not fields:
-            return 0, ""
-        return int(fields["generation"]), str(fields.get("signature", ""))
+        try:
+            return _retry(lambda: index.open_dir(str(self.path), readonly=True))
+        except Exception as exc:
+            raise IndexDamaged(self.path, exc) from exc
+
+    def state(self) -> tuple[int, str] | None:
+        """(store generation the index reflects, tokenizer signature), None if no index;
+        IndexDamaged if it cannot be read."""
+        if not self.exists():
+            return None
+        ix = self.open()
+        try:
+            with ix.searcher() as searcher:
+                fields = searcher.document(key=META_KEY)
+            if not fields:
+                return 0, ""
+            return int(fields["generation"]), str(fields.get("signature", ""))
+        except Exception as exc:
+            raise IndexDamaged(self.path, exc) from exc
 
     def sync(
         self, store: Store, streams: dict[int, tuple[str, ...]] | None = None, rebuild: bool = False
@@ -133,25 +161,15 @@ class WhooshIndex:
 
         streams = streams or {}
         target = store.generation
-        state = self.state()
+        try:
+            state = self.state()
+        except IndexDamaged:
+            state = None  # derived data: an index that cannot be read is made again
         signature = f"{_signature()}; store {store.store_id}"
         if rebuild or state is None or state[1] != signature or state[0] > target:
             # Also when the store is not the one this index was built from (it was deleted
             # and made again: its generations restarted), or when it is behind the index.
-            fresh = self.path.with_name(FOLDER + ".new")
-            shutil.rmtree(fresh, ignore_errors=True)
-            fresh.mkdir(parents=True)
-            from whoosh import index
-
-            ix = index.create_in(str(fresh), _schema())
-            written = self._write(ix, store, store.all_ids(), [], streams, target, signature)
-            old = self.path.with_name(FOLDER + ".old")
-            shutil.rmtree(old, ignore_errors=True)
-            if self.path.exists():
-                self.path.rename(old)
-            fresh.rename(self.path)
-            shutil.rmtree(old, ignore_errors=True)
-            return written
+            return self._rebuild(store, streams, target, signature)
         current = state[0]
         if current == target:
             return 0
@@ -159,7 +177,38 @@ class WhooshIndex:
         from whoosh import index
 
         ix = _retry(lambda: index.open_dir(str(self.path)))
-        return self._write(ix, store, changed, removed, streams, target, signature)
+        try:
+            return self._write(ix, store, changed, removed, streams, target, signature)
+        except OSError as exc:
+            raise StoreError(
+                f"{os_error_message(exc, self.path)}; the notes are stored, and the next "
+                "'kb ingest' brings the whoosh index up to date"
+            ) from exc
+
+    def _rebuild(
+        self, store: Store, streams: dict[int, tuple[str, ...]], target: int, signature: str
+    ) -> int:
+        """Build the index in a new folder and swap it in; a failed build leaves nothing."""
+        fresh = self.path.with_name(FOLDER + ".new")
+        shutil.rmtree(fresh, ignore_errors=True)
+        try:
+            fresh.mkdir(parents=True)
+            from whoosh import index
+
+            ix = index.create_in(str(fresh), _schema())
+            written = self._write(ix, store, store.all_ids(), [], streams, target, signature)
+        except BaseException as exc:
+            shutil.rmtree(fresh, ignore_errors=True)
+            if isinstance(exc, OSError):
+                raise StoreError(os_error_message(exc, fresh)) from exc
+            raise
+        old = self.path.with_name(FOLDER + ".old")
+        shutil.rmtree(old, ignore_errors=True)
+        if self.path.exists():
+            self.path.rename(old)
+        fresh.rename(self.path)
+        shutil.rmtree(old, ignore_errors=True)
+        return written
 
     def _write(
         self,
@@ -213,10 +262,17 @@ class WhooshEngine:
         if self._ix is None:
             if not self.index.exists():
                 return None
-            from whoosh import index
-
-            self._ix = _retry(lambda: index.open_dir(str(self.index.path)))
+            self._ix = self.index.open()
         return self._ix
+
+    def _reading(self, action: Callable[[], Any]) -> Any:
+        """Run a read of the index; a file that turns out damaged mid-read says so."""
+        try:
+            return _retry(action)
+        except KbError:
+            raise
+        except Exception as exc:
+            raise IndexDamaged(self.index.path, exc) from exc
 
     def is_ready(self) -> bool:
         from kb.engines import fts5
@@ -362,7 +418,13 @@ class WhooshEngine:
         ix = self._open()
         if ix is None:
             return []
-        return _retry(lambda: self._search(ix, query, limit))
+        hits: list[EngineHit] = self._reading(lambda: self._search(ix, query, limit))
+        known = self.store.titles(hit.note_id for hit in hits)
+        if len(known) < len(hits) and self.is_ready():
+            # In step with the store, yet naming notes it does not hold: its id column is
+            # damaged (without this check every hit would be dropped in silence).
+            raise IndexDamaged(self.index.path, "its hits name notes the store does not hold")
+        return hits
 
     def _search(self, ix: Any, query: Query, limit: int) -> list[EngineHit]:
         from whoosh.query import And as WAnd
@@ -430,6 +492,11 @@ class WhooshEngine:
         counts = document_terms(document)
         if ix is None or not counts:
             return []
+        return self._reading(lambda: self._more_like_this(ix, note_id, counts, limit))
+
+    def _more_like_this(
+        self, ix: Any, note_id: int, counts: Any, limit: int
+    ) -> list[tuple[int, float, list[str]]]:
         with ix.searcher() as searcher:
             reader = searcher.reader()
             ids = reader.column_reader("nid")
@@ -456,12 +523,15 @@ class WhooshEngine:
         term = normalise(word)
         if ix is None or len(term) < 3:
             return []
-        with ix.searcher() as searcher:
-            words = {
-                w.decode("utf-8") if isinstance(w, bytes) else w
-                for w in searcher.reader().expand_prefix("body", term[0])
-            }
-        return difflib.get_close_matches(term, sorted(words), n=limit, cutoff=0.75)
+
+        def words() -> set[str]:
+            with ix.searcher() as searcher:
+                return {
+                    w.decode("utf-8") if isinstance(w, bytes) else w
+                    for w in searcher.reader().expand_prefix("body", term[0])
+                }
+
+        return difflib.get_close_matches(term, sorted(self._reading(words)), n=limit, cutoff=0.75)
 
 
 def _newest_first(date: str | None) -> tuple[int, list[int]]:
