@@ -59,9 +59,38 @@ class KbGroup(click.Group):
             from kb.errors import os_error_message
 
             raise KbCommandError(os_error_message(exc), 1) from None
+        except Stopped as exc:
+            click.echo(
+                f"kb: stopped by {exc.name}; nothing was changed by the unfinished step",
+                err=True,
+            )
+            ctx.exit(128 + exc.signum)
         except KeyboardInterrupt:
             click.echo("kb: interrupted; nothing was changed by the unfinished step", err=True)
             ctx.exit(EXIT_INTERRUPTED)
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: the run ends as on Ctrl-C (rolled back), with exit 128 + signal."""
+
+    def __init__(self, signum: int, name: str) -> None:
+        super().__init__(name)
+        self.signum = signum
+        self.name = name
+
+
+def _stop_on_signals() -> None:
+    """Let SIGTERM and SIGHUP end the command through the same path as Ctrl-C."""
+    import signal
+
+    def stop(signum: int, frame: object) -> None:
+        # Once only: a second signal during the rollback ends the process at once (the OS
+        # drops the lock and SQLite's journal undoes the rest).
+        signal.signal(signum, signal.SIG_DFL)
+        raise Stopped(signum, signal.Signals(signum).name)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop)
 
 
 def _open(ctx: click.Context) -> KnowledgeBase:
@@ -178,11 +207,12 @@ def ingest(
 
     Unchanged files are skipped; renamed files are moved, not re-added. Exit codes: 0 the
     run finished (warnings or not), 1 it could not run, 2 usage, 3 another ingest holds
-    the lock, 130 interrupted.
+    the lock, 130 interrupted (143 SIGTERM, 129 SIGHUP).
     """
     if rebuild and paths:
         raise click.UsageError("--rebuild works on the whole knowledge base; drop the PATHS")
     kb = _open(ctx)
+    _stop_on_signals()
     with _progress_reporter(enabled=not as_json) as progress:
         stats = kb.ingest(
             list(paths) or None, rebuild=rebuild, progress=progress, lock_wait=wait, engine=engine
