@@ -218,7 +218,6 @@ def test_a_read_only_store_can_be_searched_linked_and_checked(make_kb, monkeypat
     assert uris and all("mode=ro" in uri for uri in uris)
 
 
-@pytest.mark.slow
 @pytest.mark.skipif(sys.platform != "linux" or not shutil.which("unshare"), reason="Linux")
 def test_a_read_only_mount(make_kb, tmp_path: Path) -> None:
     """The real thing where the system allows it: index/ on a read-only bind mount."""
