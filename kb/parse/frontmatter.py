@@ -10,12 +10,15 @@ from typing import Any
 import yaml
 
 from kb.models import FrontMatter, Problem
+from kb.parse.limits import front_matter_over_limit
 
 _YAML_FENCE = re.compile(r"^(?:---|\.\.\.)[ \t]*$", re.MULTILINE)
 _TOML_FENCE = re.compile(r"^\+\+\+[ \t]*$", re.MULTILINE)
 # A YAML alias (`*name`) after whitespace or a flow indicator: the one way to build a bomb.
 _MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\]}]", re.MULTILINE)
-_TAB_AFTER_KEY = re.compile(r"^(\s*[^\s:#][^:\n]*):\t+", re.MULTILINE)
+# Leading space without `\n`: with `\s*` the match could start on any earlier blank line,
+# which made the search quadratic in blank lines.
+_TAB_AFTER_KEY = re.compile(r"^([^\S\n]*[^\s:#][^:\n]*):\t+", re.MULTILINE)
 _TOML_LINE = re.compile(r"line (\d+)")
 
 
@@ -72,18 +75,30 @@ def split_front_matter(text: str) -> FrontMatter:
     raw = text[first_newline + 1 : close.start()]
     body_offset = close.end() + 1 if close.end() < len(text) else close.end()
     body_start_line = text.count("\n", 0, body_offset) + 1
-    data, problems = (_load_yaml if fmt == "yaml" else _load_toml)(raw)
-    if data is not None and not isinstance(data, dict):
-        message = f"front matter is a {_kind_of(data)}, not a mapping; ignored"
-        problems.append(Problem("front-matter", message, 1))
-        data = None
+    data, problems = _load(raw, fmt)
     return FrontMatter(
-        data=_json_safe(data) if data else {},
+        data=data,
         format=fmt,
         body_start_line=body_start_line,
         body=text[body_offset:],
         problems=problems,
     )
+
+
+def _load(raw: str, fmt: str) -> tuple[dict[str, Any], list[Problem]]:
+    """The front matter as a JSON-safe mapping (empty when it cannot be one), and problems."""
+    over_limit = front_matter_over_limit(raw)
+    if over_limit is not None:
+        return {}, [Problem("front-matter", f"front matter has {over_limit}; ignored", 1)]
+    try:
+        data, problems = (_load_yaml if fmt == "yaml" else _load_toml)(raw)
+        if data is not None and not isinstance(data, dict):
+            message = f"front matter is a {_kind_of(data)}, not a mapping; ignored"
+            return {}, [*problems, Problem("front-matter", message, 1)]
+        return (_json_safe(data) if data else {}), problems
+    except RecursionError:
+        # tomllib, PyYAML's pure-Python loader and _json_safe recurse once per level.
+        return {}, [Problem("front-matter", "front matter is nested too deeply; ignored", 1)]
 
 
 def _load_yaml(raw: str) -> tuple[Any, list[Problem]]:

@@ -28,12 +28,9 @@ _HUGO_REF_LINK = re.compile(
 # digits, `_`, `-` and `/` for hierarchy, and is not all digits (#1 is an issue number).
 _HASHTAG = re.compile(r"#([^\W_][\w\-/]*)")
 _TAG_PREFIX_OK = frozenset(" \t\n(（【「『，、：;；,")
-# Hugo/Pandoc custom heading id: `## Title {#my-id}` (possibly with classes).
-_HEADING_ID = re.compile(r"\s*\{[^{}]*?#([^\s{}]+)[^{}]*\}\s*$")
 _HEX_COLOUR = re.compile(r"[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?(?:[0-9a-fA-F]{2})?")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
 _REFERENCE_DEF = re.compile(r"^ {0,3}\[([^\]]+)\]:\s*(\S+)")
-_HTML_TAG = re.compile(r"<[^>]*>")
 _SUMMARY_CHARS = 280
 
 
@@ -137,6 +134,13 @@ def parse_markdown(body: str, first_line: int = 1) -> MarkdownParts:
     return walker.result()
 
 
+def plain_parts(body: str) -> MarkdownParts:
+    """A body kept as plain text, unparsed: searchable, with no headings, links or tags."""
+    # Only the head becomes the summary: splitting megabytes into words would cost memory.
+    head = " ".join(body[: _SUMMARY_CHARS * 4].split())
+    return MarkdownParts(text=body, summary=_shorten(head, _SUMMARY_CHARS))
+
+
 class _Walker:
     def __init__(self, first_line: int) -> None:
         self.first_line = first_line
@@ -169,14 +173,14 @@ class _Walker:
             elif token.type in ("fence", "code_block"):
                 self.code_blocks.append(token.content)
             elif token.type == "html_block":
-                text = _HTML_TAG.sub(" ", token.content).strip()
+                text = _strip_tags(token.content).strip()
                 if text:
                     self.blocks.append(text)
 
     def walk_inline(self, children: list[Token], line: int) -> str:
         out: list[str] = []
         in_link = 0
-        for child in children:
+        for index, child in enumerate(children):
             kind = child.type
             if kind in ("text", "code_inline"):
                 out.append(child.content)
@@ -187,11 +191,11 @@ class _Walker:
                 in_link += 1
                 link_kind = "reference" if child.meta.get("reference") else "markdown"
                 href = str(child.attrs.get("href", ""))
-                self.add_href(href, link_kind, line, child, children)
+                self.add_href(href, link_kind, line, _link_text(children, index))
             elif kind == "link_close":
                 in_link = max(0, in_link - 1)
             elif kind == "image":
-                self.add_href(str(child.attrs.get("src", "")), "image", line, child, None)
+                self.add_href(str(child.attrs.get("src", "")), "image", line, child.content)
                 out.append(child.content)
             elif kind == "wikilink":
                 out.append(self.add_wikilink(child, line))
@@ -206,11 +210,8 @@ class _Walker:
                     self.add_tag(child.content)
         return "".join(out).strip()
 
-    def add_href(
-        self, href: str, kind: str, line: int, token: Token, siblings: list[Token] | None
-    ) -> None:
+    def add_href(self, href: str, kind: str, line: int, text: str) -> None:
         self.used_hrefs.add(href)
-        text = _link_text(token, siblings) if siblings is not None else token.content
         self.add_link(href, kind, line, text)
 
     def add_link(self, href: str, kind: str, line: int, text: str = "") -> None:
@@ -235,11 +236,8 @@ class _Walker:
         return label or name
 
     def add_heading(self, level: int, text: str, line: int) -> None:
-        text = " ".join(text.split())
-        custom = _HEADING_ID.search(text)
-        if custom:
-            text = text[: custom.start()]
-        slug = custom.group(1) if custom else slugify(text)
+        text, custom_id = _split_heading_id(" ".join(text.split()))
+        slug = custom_id or slugify(text)
         seen = self.slug_counts.get(slug, 0)
         self.slug_counts[slug] = seen + 1
         if seen:
@@ -275,14 +273,49 @@ class _Walker:
         return self.parts
 
 
-def _link_text(token: Token, siblings: list[Token]) -> str:
-    start = siblings.index(token)
+def _link_text(siblings: list[Token], start: int) -> str:
+    """The text of the link opened at ``siblings[start]`` (by index: finding the token by
+    equality was quadratic in the links of a paragraph)."""
     words = []
-    for sibling in siblings[start + 1 :]:
-        if sibling.type == "link_close":
+    for index in range(start + 1, len(siblings)):
+        if siblings[index].type == "link_close":
             break
-        words.append(sibling.content)
+        words.append(siblings[index].content)
     return "".join(words)
+
+
+def _split_heading_id(text: str) -> tuple[str, str]:
+    """``Title {#my-id .class}`` → ``("Title", "my-id")``, the Hugo/Pandoc custom id; else
+    ``(text, "")``. String scanning, linear: the regex it replaces was cubic on ``{###…``."""
+    if not text.endswith("}"):
+        return text, ""
+    brace = text.rfind("{")
+    inner = text[brace + 1 : -1]
+    if brace == -1 or "}" in inner:
+        return text, ""
+    # The first `#` followed by a character of the id; the id runs to the next space.
+    hash_at = inner.find("#")
+    while hash_at != -1 and (hash_at + 1 == len(inner) or inner[hash_at + 1].isspace()):
+        hash_at = inner.find("#", hash_at + 1)
+    if hash_at == -1:
+        return text, ""
+    return text[:brace].rstrip(), inner[hash_at + 1 :].split(maxsplit=1)[0]
+
+
+def _strip_tags(html: str) -> str:
+    """Each ``<…>`` tag replaced by a space, as ``re.sub("<[^>]*>", " ", html)`` would, in
+    linear time: that regex rescans to the end from every ``<`` when no ``>`` follows."""
+    out = []
+    pos = 0
+    while (start := html.find("<", pos)) != -1:
+        end = html.find(">", start + 1)
+        if end == -1:
+            break
+        out.append(html[pos:start])
+        out.append(" ")
+        pos = end + 1
+    out.append(html[pos:])
+    return "".join(out)
 
 
 def _shorten(text: str, limit: int) -> str:

@@ -10,7 +10,8 @@ from typing import Any
 
 from kb.models import DEFAULT_TYPED_LINK_KEYS, Link, ParsedNote, Problem
 from kb.parse.frontmatter import split_front_matter
-from kb.parse.markdown import parse_markdown
+from kb.parse.limits import body_over_limit
+from kb.parse.markdown import parse_markdown, plain_parts
 from kb.text import clean_line, split_list, word_count
 
 _INDEX_STEMS = frozenset({"index", "_index", "readme"})
@@ -28,7 +29,13 @@ def parse_note(
     front = split_front_matter(text)
     meta = front.data
     problems: list[Problem] = list(front.problems)
-    body = parse_markdown(front.body, front.body_start_line)
+    over_limit = body_over_limit(front.body)
+    if over_limit is None:
+        body = parse_markdown(front.body, front.body_start_line)
+    else:
+        message = f"Markdown body has {over_limit}; kept as plain text"
+        problems.append(Problem("too-complex", message))
+        body = plain_parts(front.body)
     path = PurePosixPath(rel_path)
 
     date, date_problem = _note_date(meta.get("date"), path.name)
@@ -67,6 +74,7 @@ def is_url_alias(alias: str) -> bool:
 def fallback_note(rel_path: str, text: str, error: str) -> ParsedNote:
     """A note kb could not parse: kept, with its text searchable, and the error as a
     warning, so one odd file never loses a note."""
+    plain = plain_parts(text)
     return ParsedNote(
         title=_title(None, "", PurePosixPath(rel_path)),
         date=None,
@@ -80,9 +88,9 @@ def fallback_note(rel_path: str, text: str, error: str) -> ParsedNote:
         url_aliases=[],
         headings=[],
         links=[],
-        text=text,
+        text=plain.text,
         code="",
-        summary=clean_line(text)[:280],
+        summary=plain.summary,
         word_count=word_count(text),
         front_matter={},
         problems=[Problem("parse-error", f"cannot parse, kept as plain text: {error}")],
