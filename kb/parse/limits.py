@@ -18,7 +18,11 @@ MAX_BODY_LINES = 20_000
 MARKUP_CHARS = "!#$%&*+-:<=>@[\\]^_`{}~|"
 MAX_MARKUP_CHARS = 100_000
 # Largest real body: 1,057. Each `[` may open a link, the costliest thing to look for.
-MAX_BRACKETS = 20_000
+MAX_BRACKETS = 10_000
+# Largest real body: 256. Each `|` of a table row makes a cell, several tokens.
+MAX_PIPES = 20_000
+# Deepest real nesting of blocks (markdown-it's token level): 13. Each list level counts 2.
+MAX_NESTING = 100
 # Largest real front matter: 2,292 characters. YAML with a `*` loads in pure Python.
 MAX_FRONT_MATTER_CHARS = 64_000
 
@@ -33,6 +37,9 @@ def body_over_limit(body: str) -> str | None:
     brackets = body.count("[")
     if brackets > MAX_BRACKETS:
         return _over(brackets, MAX_BRACKETS, "`[` (links)")
+    pipes = body.count("|")
+    if pipes > MAX_PIPES:
+        return _over(pipes, MAX_PIPES, "`|` (table cells)")
     markup = sum(body.count(char) for char in MARKUP_CHARS)
     if markup > MAX_MARKUP_CHARS:
         return _over(markup, MAX_MARKUP_CHARS, "Markdown markup characters")

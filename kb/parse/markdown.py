@@ -17,6 +17,7 @@ from markdown_it.rules_inline import link as commonmark_link
 from markdown_it.token import Token
 
 from kb.models import Heading, Link
+from kb.parse.limits import MAX_NESTING
 from kb.text import slugify
 
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
@@ -32,6 +33,10 @@ _HEX_COLOUR = re.compile(r"[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?(?:[0-9a-fA-F]{2})?"
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
 _REFERENCE_DEF = re.compile(r"^ {0,3}\[([^\]]+)\]:\s*(\S+)")
 _SUMMARY_CHARS = 280
+
+
+class TooDeep(ValueError):
+    """The body nests blocks as deep as markdown-it parses, so part of it may be missing."""
 
 
 @dataclass(slots=True)
@@ -113,7 +118,10 @@ def _hashtag_rule(state: StateInline, silent: bool) -> bool:
 def markdown_parser() -> MarkdownIt:
     from mdit_py_plugins.footnote import footnote_plugin
 
-    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    # markdown-it drops the rest of a block nested deeper than maxNesting (20 by default, and
+    # real notes reach 13): kb raises it, and keeps a body that reaches it as plain text.
+    md = MarkdownIt("commonmark", {"html": True, "maxNesting": MAX_NESTING})
+    md.enable(["table", "strikethrough"])
     md.use(footnote_plugin)
     md.inline.ruler.at("link", _link_rule)
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
@@ -125,9 +133,13 @@ def markdown_parser() -> MarkdownIt:
 
 
 def parse_markdown(body: str, first_line: int = 1) -> MarkdownParts:
-    """Parse a Markdown body whose first line is line ``first_line`` of the file."""
+    """Parse a Markdown body whose first line is line ``first_line`` of the file.
+
+    Raises ``TooDeep`` rather than return a body with missing parts."""
     env: dict = {}
     tokens = markdown_parser().parse(body, env)
+    if any(token.level >= MAX_NESTING - 1 for token in tokens):
+        raise TooDeep(f"blocks nested {MAX_NESTING} levels deep, the limit")
     walker = _Walker(first_line)
     walker.walk(tokens)
     walker.add_unused_references(env.get("references", {}), body)

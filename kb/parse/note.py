@@ -11,7 +11,7 @@ from typing import Any
 from kb.models import DEFAULT_TYPED_LINK_KEYS, Link, ParsedNote, Problem
 from kb.parse.frontmatter import split_front_matter
 from kb.parse.limits import body_over_limit
-from kb.parse.markdown import parse_markdown, plain_parts
+from kb.parse.markdown import TooDeep, parse_markdown, plain_parts
 from kb.text import clean_line, split_list, word_count
 
 _INDEX_STEMS = frozenset({"index", "_index", "readme"})
@@ -31,8 +31,11 @@ def parse_note(
     problems: list[Problem] = list(front.problems)
     over_limit = body_over_limit(front.body)
     if over_limit is None:
-        body = parse_markdown(front.body, front.body_start_line)
-    else:
+        try:
+            body = parse_markdown(front.body, front.body_start_line)
+        except TooDeep as exc:
+            over_limit = str(exc)
+    if over_limit is not None:
         message = f"Markdown body has {over_limit}; kept as plain text"
         problems.append(Problem("too-complex", message))
         body = plain_parts(front.body)
