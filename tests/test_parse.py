@@ -158,6 +158,47 @@ def test_headings_have_slugs_and_lines() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("heading", "text", "slug"),
+    [
+        ("## Title {#my-id}", "Title", "my-id"),
+        ("## Title {.wide #my-id .x}", "Title", "my-id"),
+        ("## Title {# #my-id}", "Title", "my-id"),
+        ("## Title {##}", "Title", "#"),
+        ("## Title {#}", "Title {#}", "title-"),
+        ("## Title {a}b}", "Title {a}b}", "title-ab"),
+        ("## Title {#a} tail", "Title {#a} tail", "title-a-tail"),
+        ("## {#only-id}", "", "only-id"),
+        pytest.param("## x {" + "#" * 4000, "x {" + "#" * 4000, "x-", id="issue-9"),
+    ],
+)
+def test_custom_heading_ids(heading: str, text: str, slug: str) -> None:
+    (parsed,) = parse_note("a.md", heading + "\n").headings
+    assert (parsed.text, parsed.slug) == (text, slug)
+
+
+def test_each_link_keeps_its_own_text_when_two_share_a_target() -> None:
+    note = parse_note("a.md", "[first](x.md) and [second](x.md), [first](x.md)\n")
+    assert [link.text for link in note.links] == ["first", "second", "first"]
+
+
+@pytest.mark.parametrize(
+    ("html", "text"),
+    [
+        ("<div>a <b>bold</b> c</div>", "a  bold  c"),
+        ("<div>1 < 2</div>", "1"),
+        pytest.param("<div>" + "<" * 1000, "<" * 1000, id="unclosed"),
+    ],
+)
+def test_html_blocks_lose_their_tags(html: str, text: str) -> None:
+    assert parse_note("a.md", html + "\n").text == text
+
+
+def test_tab_after_a_key_is_read_as_a_space_after_many_blank_lines() -> None:
+    note = parse_note("a.md", "---\n" + "\n" * 1000 + "title:\tTabbed\n---\n")
+    assert note.title == "Tabbed"
+
+
 def test_text_code_summary_and_word_count() -> None:
     text = (
         "# Roofline\n\n显存带宽是GPU的瓶颈, see **arithmetic intensity**.\n\n"
