@@ -28,6 +28,11 @@ _LEXEME = re.compile(
 )
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MAX_DEPTH = 12  # nested groups and NOTs; deeper is a typo, not a query
+# Each different term costs the engines a posting-list walk and a score per hit, so a query's
+# cost is bounded by capping its terms. A prefix (and a lone Chinese character, which matches
+# every bigram it starts) expands over the vocabulary and counts as EXPANDING_COST terms.
+MAX_TERMS = 32
+EXPANDING_COST = 4
 _DATE = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
 
@@ -133,9 +138,78 @@ def parse_query(text: str, prefix_last: bool = False) -> Query:
     root = parser.parse()
     if prefix_last and not text.endswith((" ", ")", '"')):
         root = _prefix_last_word(root)
+    root = fold(root)
     if not _has_positive(root):
         raise QuerySyntaxError("the query only excludes: add a word or a filter to search for")
+    cost = query_cost(root)
+    if cost > MAX_TERMS:
+        raise QuerySyntaxError(
+            f"the query has too many different terms ({cost}, a prefix* or a lone Chinese "
+            f"character counting {EXPANDING_COST}); at most {MAX_TERMS} are allowed"
+        )
     return Query(root, text)
+
+
+def query_cost(node: Node) -> int:
+    """The different terms of a tree, NOTs included, an expanding one counting more."""
+    return sum(EXPANDING_COST if _expands(t) else 1 for t in distinct_terms(node))
+
+
+def fold(node: Node) -> Node:
+    """The same query with repeats said once: nested ANDs (ORs) merged into their parent,
+    and a child that means what an earlier sibling means dropped (`a a` = `a`)."""
+    if isinstance(node, Not):
+        return Not(fold(node.child))
+    if not isinstance(node, And | Or):
+        return node
+    children: dict[object, Node] = {}
+    for child in (fold(c) for c in node.children):
+        flat = child.children if type(child) is type(node) else (child,)  # type: ignore[union-attr]
+        for part in flat:
+            children.setdefault(_meaning(part), part)
+    kept = tuple(children.values())
+    return kept[0] if len(kept) == 1 else type(node)(kept)
+
+
+def distinct_terms(node: Node) -> set[object]:
+    """The different words, phrases and filters of a tree, NOTs included: what it costs."""
+    if isinstance(node, Not):
+        return distinct_terms(node.child)
+    if isinstance(node, And | Or):
+        return set().union(*(distinct_terms(c) for c in node.children))
+    return {_meaning(node)}
+
+
+def _expands(meaning: object) -> bool:
+    """Whether a term (as ``_meaning`` gives it) is a prefix or holds a lone Chinese
+    character: the engines look such a term up as every indexed token it starts."""
+    if not isinstance(meaning, tuple) or meaning[0] not in ("word", "phrase"):
+        return False
+    kind, runs = meaning[0], meaning[1]
+    if kind == "phrase":  # only its last character stands for the bigrams it starts
+        return bool(runs) and runs[-1][0] == "cjk" and len(runs[-1][1]) == 1
+    return meaning[2] or any(run[0] == "cjk" and len(run[1]) == 1 for run in runs)
+
+
+def _meaning(node: Node) -> object:
+    """What a node searches for, equal for two nodes every engine compiles alike: a word
+    is its script runs, normalised, with their parts (`GPU` = `gpu`, but `FlashAttention`
+    has parts that `flashattention` lacks); a phrase is its runs, normalised."""
+    from kb.tokenize import latin_parts, normalise, segments
+
+    if isinstance(node, Word):
+        runs = tuple(
+            (run.kind, normalise(run.text), tuple(normalise(p) for p in latin_parts(run.text)))
+            for run in segments(node.text)
+        )
+        return ("word", runs, node.prefix)
+    if isinstance(node, Phrase):
+        return ("phrase", tuple((run.kind, normalise(run.text)) for run in segments(node.text)))
+    if isinstance(node, Not):
+        return ("not", _meaning(node.child))
+    if isinstance(node, And | Or):
+        return (type(node).__name__, tuple(_meaning(c) for c in node.children))
+    return node  # a filter: equal when written alike
 
 
 def _lex(text: str) -> list[_Lexeme]:
