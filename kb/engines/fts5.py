@@ -304,7 +304,9 @@ class Fts5Engine:
     def _search_text(self, query: Query, required: str, limit: int) -> list[EngineHit]:
         """Words, phrases and title filters only: one FTS5 query ranks and limits."""
         # R AND (R OR boosts) matches exactly what R matches; bm25 also weighs the boosts.
-        expression = f"{required} AND ({self._ranking(query)})"
+        # Without boosts R alone ranks the same (bm25 sums over phrases, and R's positive
+        # phrases would only count twice) at half the cost: every phrase is scored per hit.
+        expression = f"{required} AND ({self._ranking(query)})" if _boosts(query) else required
         rows = self.conn.execute(
             f"SELECT rowid, -bm25({TABLE}, {_WEIGHTS_SQL}) AS score FROM {TABLE} "
             f"WHERE {TABLE} MATCH ? ORDER BY score DESC LIMIT ?",
@@ -312,10 +314,12 @@ class Fts5Engine:
         ).fetchall()
         hits = [EngineHit(int(row[0]), float(row[1])) for row in rows]
         # A note whose title is the query comes first, even when bm25 put it past the limit.
+        # The few notes so titled are looked up by rowid: a broad query's every match
+        # (an OR of common words matches nearly all notes) is never listed.
         exact = self.conn.execute(
-            f"SELECT n.id FROM notes n WHERE lower(n.title) = ? AND n.id IN "
-            f"(SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?)",
-            (query.title_key(), required),
+            f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid IN "
+            f"(SELECT id FROM notes WHERE lower(title) = ?)",
+            (required, query.title_key()),
         ).fetchall()
         if exact:
             first = {int(row[0]) for row in exact}
