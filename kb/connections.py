@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -117,7 +116,7 @@ def find_note(store: Store, ref: str, roots: dict[str, Path], cwd: Path, prefixe
     """A note from a path (relative to ``cwd`` or to the notes root), a title or an alias.
 
     Raises UsageError when nothing matches or when several notes do (listing them)."""
-    names = store.note_names()
+    names = store.notes.names()
     try:
         candidate = (cwd / ref).resolve()
     except RuntimeError:  # a symlink loop (before Python 3.13): it names no file
@@ -152,9 +151,9 @@ def _note_path(note: NoteName, prefixed: bool) -> str:
 
 
 def _ref(store: Store, note: NoteName) -> NoteRef:
-    row = store.note_by_id(note.id)
+    row = store.notes.by_id(note.id)
     assert row is not None
-    return NoteRef(note.id, row["path"], clean_line(row["title"]))
+    return NoteRef(note.id, row.path, clean_line(row.title))
 
 
 # -- links and backlinks ------------------------------------------------------------------
@@ -163,32 +162,32 @@ def _ref(store: Store, note: NoteName) -> NoteRef:
 def outgoing(store: Store, note_id: int) -> list[OutgoingLink]:
     return [
         OutgoingLink(
-            target=row["target"],
-            anchor=row["anchor"],
-            kind=row["kind"],
-            rel=row["rel"],
-            line=row["line"],
-            status=row["status"],
-            resolved=row["target_id"] is not None and row["status"] != "broken",
-            path=row["target_path"],
-            title=clean_line(row["target_title"]) if row["target_title"] else None,
+            target=row.target,
+            anchor=row.anchor,
+            kind=row.kind,
+            rel=row.rel,
+            line=row.line,
+            status=row.status,
+            resolved=row.target_id is not None and row.status != "broken",
+            path=row.target_path,
+            title=clean_line(row.target_title) if row.target_title else None,
         )
-        for row in store.outgoing_links(note_id)
-        if row["kind"] != "anchor"
+        for row in store.links.outgoing(note_id)
+        if row.kind != "anchor"
     ]
 
 
 def backlinks(store: Store, note_id: int) -> list[Backlink]:
     return [
         Backlink(
-            row["source_id"],
-            row["source_path"],
-            clean_line(row["source_title"]),
-            row["kind"],
-            row["rel"],
-            row["line"],
+            row.source_id,
+            row.source_path,
+            clean_line(row.source_title),
+            row.kind,
+            row.rel,
+            row.line,
         )
-        for row in store.backlinks(note_id)
+        for row in store.links.backlinks(note_id)
     ]
 
 
@@ -225,11 +224,11 @@ def mentions(
     """Notes whose text names this note's title or alias without linking to it."""
     from kb.query import Phrase, Query
 
-    names = store.note_names([note_id])
+    names = store.notes.names([note_id])
     if not names:
         return []
-    total = max(store.count_notes(), 1)
-    linking = store.link_neighbours(note_id)[1]
+    total = max(store.notes.count(), 1)
+    linking = store.links.neighbours(note_id)[1]
     found: dict[int, Mention] = {}
     for name in mention_names(names[0], extra_terms or []):
         hits = engine.search(Query(Phrase(name), f'"{name}"'), limit=total)
@@ -241,12 +240,12 @@ def mentions(
         for hit in hits:
             if hit.note_id in (note_id, *linking) or hit.note_id in found:
                 continue
-            row = store.note_by_id(hit.note_id)
-            if row is None or not pattern.search(row["text"]):
+            row = store.notes.by_id(hit.note_id)
+            if row is None or not pattern.search(row.text):
                 continue  # only in code, or across a line: not a mention
-            line, context = _locate(file_of(row["root"], row["rel"]), pattern)
+            line, context = _locate(file_of(row.root, row.rel), pattern)
             found[hit.note_id] = Mention(
-                hit.note_id, row["path"], clean_line(row["title"]), name, line, context
+                hit.note_id, row.path, clean_line(row.title), name, line, context
             )
     return sorted(found.values(), key=lambda m: m.path)
 
@@ -275,41 +274,42 @@ def related(
 ) -> list[Related]:
     """Notes ranked by explicit links, shared tags and series, distinctive terms in common
     and links in common, each with a one-line reason."""
-    scores: Counter[int] = Counter()
+    scores: dict[int, float] = {}
     reasons: dict[int, dict[str, list[str]]] = {}
 
     def add(other: int, weight: float, kind: str, detail: str) -> None:
-        scores[other] += weight
+        scores[other] = scores.get(other, 0.0) + weight
         reasons.setdefault(other, {}).setdefault(kind, []).append(detail)
 
-    total = max(store.count_notes(), 2)
-    for row in store.outgoing_links(note_id):
-        if row["target_id"] and row["target_id"] != note_id:
-            add(row["target_id"], 3.0, "links-out", row["rel"])
-    for row in store.backlinks(note_id):
-        add(row["source_id"], 3.0, "links-in", row["rel"])
+    total = max(store.notes.count(), 2)
+    for link in store.links.outgoing(note_id):
+        if link.target_id and link.target_id != note_id:
+            add(link.target_id, 3.0, "links-out", link.rel)
+    for backlink in store.links.backlinks(note_id):
+        add(backlink.source_id, 3.0, "links-in", backlink.rel)
     for kind, label, weight in (("tags", "tags", 1.0), ("series", "series", 1.5)):
-        for other, name, count in store.notes_sharing_terms(kind, note_id, max(50, total // 5)):
-            add(other, weight * math.log(total / count), label, name)
+        for shared in store.terms.shared(kind, note_id, max(50, total // 5)):
+            add(shared.note_id, weight * math.log(total / shared.notes_with_it), label, shared.name)
     # Links in common count less through notes that link everywhere (Adamic-Adar).
-    for other, _shared, degree in store.co_linked(note_id):
-        add(other, 0.3 / math.log(2 + degree), "co-linked", "1")
-    document = store.search_documents([note_id])
+    for co in store.links.co_linked(note_id):
+        add(co.note_id, 0.3 / math.log(2 + co.shared_degree), "co-linked", "1")
+    document = store.notes.search_documents([note_id])
     if document:
         for other, weight, terms in engine.more_like_this(note_id, document[0][1]):
             add(other, 2.0 * weight, "terms", ", ".join(terms))
     scores.pop(note_id, None)
-    ranked = [(o, score) for o, score in scores.most_common(limit) if score >= RELATED_MIN_SCORE]
+    best = sorted(scores.items(), key=lambda item: item[1], reverse=True)[:limit]
+    ranked = [(o, score) for o, score in best if score >= RELATED_MIN_SCORE]
     out = []
     for other, score in ranked:
-        row = store.note_by_id(other)
-        if row is None:
+        note = store.notes.by_id(other)
+        if note is None:
             continue
         out.append(
             Related(
                 other,
-                row["path"],
-                clean_line(row["title"]),
+                note.path,
+                clean_line(note.title),
                 round(score, 3),
                 _reason(reasons[other]),
             )
@@ -342,43 +342,43 @@ def _reason(parts: dict[str, list[str]]) -> str:
 
 def check(store: Store) -> list[CheckProblem]:
     problems: list[CheckProblem] = []
-    for row in store.link_problems():
-        target = row["target"] + (f"#{row['anchor']}" if row["anchor"] else "")
-        if row["status"] == "broken":
+    for row in store.links.problems():
+        target = row.target + (f"#{row.anchor}" if row.anchor else "")
+        if row.status == "broken":
             problems.append(
                 CheckProblem(
-                    row["path"],
-                    row["line"],
+                    row.path,
+                    row.line,
                     "broken-link",
-                    f"{target} ({row['kind']}) points to no note",
+                    f"{target} ({row.kind}) points to no note",
                 )
             )
-        elif row["status"] == "missing-heading":
+        elif row.status == "missing-heading":
             problems.append(
                 CheckProblem(
-                    row["path"],
-                    row["line"],
+                    row.path,
+                    row.line,
                     "missing-heading",
-                    f"{target}: {row['target_path']} has no heading #{row['anchor']}",
+                    f"{target}: {row.target_path} has no heading #{row.anchor}",
                 )
             )
         else:
             problems.append(
                 CheckProblem(
-                    row["path"],
-                    row["line"],
+                    row.path,
+                    row.line,
                     "ambiguous-link",
-                    f"{target} names several notes; chose {row['target_path']}",
+                    f"{target} names several notes; chose {row.target_path}",
                 )
             )
-    for paths in store.duplicate_titles():
+    for paths in store.notes.duplicate_titles():
         for path in paths:
             others = ", ".join(p for p in paths if p != path)
             problems.append(CheckProblem(path, None, "duplicate-title", f"same title as {others}"))
-    for row in store.problems():
+    for problem in store.problems.all():
         problems.append(
             CheckProblem(
-                row["path"], row["line"], "parse-warning", f"{row['kind']}: {row['message']}"
+                problem.path, problem.line, "parse-warning", f"{problem.kind}: {problem.message}"
             )
         )
     problems.sort(key=lambda p: (p.path, p.line or 0, p.kind))

@@ -323,7 +323,7 @@ class Ingester:
         scopes = self._scopes(targets)
         explicit_rebuild = rebuild
         settings = self.config.settings_signature()
-        known = self.store.get_meta("settings")
+        known = self.store.meta.get("settings")
         if targets is None and known is not None and known != settings:
             # Roots, exclusions, typed-link keys or site_url changed: what every note
             # means may have changed with them, so read everything again.
@@ -359,9 +359,9 @@ class Ingester:
             indexed = self._apply(jobs, stamps, removed)
             self._remove(gone_skipped)
             for scope in scopes:  # folder problems found last time may be gone now
-                self.store.clear_problems(scope.prefix, SCAN_PROBLEM_KINDS)
+                self.store.problems.clear(scope.prefix, SCAN_PROBLEM_KINDS)
             for path, problems in scanned.problems.items():
-                self.store.replace_problems(path, problems)
+                self.store.problems.replace(path, problems)
                 self._warn(path, problems)
             if self.index_is_empty and not rebuild:
                 self._index_from_store(exclude=indexed)
@@ -370,7 +370,7 @@ class Ingester:
             self._resolve_links(full=rebuild)
             self.stats.links_seconds = time.perf_counter() - links_started
             if targets is None:
-                self.store.set_meta("settings", settings)
+                self.store.meta.set("settings", settings)
         self.stats.seconds = time.perf_counter() - started
         return self.stats
 
@@ -414,7 +414,7 @@ class Ingester:
         )
 
     def _stamps_in(self, scope: _Scope) -> dict[str, FileStamp]:
-        stamps = self.store.file_stamps(scope.prefix)
+        stamps = self.store.notes.file_stamps(scope.prefix)
         if scope.prefix and not scope.prefix.endswith("/"):
             return {p: s for p, s in stamps.items() if p == scope.prefix}
         return stamps
@@ -422,7 +422,7 @@ class Ingester:
     def _refuse_to_empty(self, scope: _Scope, found: ScanResult, rebuild: bool) -> None:
         if not scope.whole_root or found.files or found.unreadable or rebuild:
             return
-        stored = self.store.count_notes(scope.root.name)
+        stored = self.store.notes.count(scope.root.name)
         if stored:
             raise NotesRootError(
                 f"notes root {scope.root.path} has no notes, but the store holds {stored}; "
@@ -452,16 +452,16 @@ class Ingester:
 
     def _bump(self) -> int:
         if self.generation is None:
-            self.generation = self.store.next_generation()
+            self.generation = self.store.meta.next_generation()
         return self.generation
 
     def _write(self, batch: list[NoteRecord]) -> list[int]:
         """Write a batch of notes to the store and the index; returns their ids."""
-        existing = list(self.store.ids_of(r.path for r in batch).values())
+        existing = list(self.store.notes.ids_of(r.path for r in batch).values())
         self._remember_names(existing)
         if not self.index_is_empty and self.streams is None:
-            self.index.delete(self.store.search_documents(existing))
-        ids = self.store.write_notes(batch, self._bump())
+            self.index.delete(self.store.notes.search_documents(existing))
+        ids = self.store.notes.write(batch, self._bump())
         self.written_ids.update(ids)
         for note_id, record in zip(ids, batch, strict=True):
             streams = record.streams or _streams(record.parsed)
@@ -475,52 +475,52 @@ class Ingester:
         paths = list(paths)
         if not paths:
             return 0
-        existing = list(self.store.ids_of(paths).values())
+        existing = list(self.store.notes.ids_of(paths).values())
         self._remember_names(existing)
         if not self.index_is_empty and self.streams is None:
-            self.index.delete(self.store.search_documents(existing))
-        return self.store.remove_notes(paths, self._bump())
+            self.index.delete(self.store.notes.search_documents(existing))
+        return self.store.notes.remove(paths, self._bump())
 
     def _remember_names(self, note_ids: list[int]) -> None:
         """Keep the names notes had before this run changes them: links that looked those
         names up must be resolved again."""
-        for name in self.store.note_names(note_ids):
+        for name in self.store.notes.names(note_ids):
             self.old_link_keys.update(name.keys())
 
     def _resolve_links(self, full: bool) -> None:
         """Point links at their notes again where this run may have changed the answer."""
         from kb.links import LinkIndex
 
-        if not (self.generation or self.store.has_new_links()):
+        if not (self.generation or self.store.links.has_unresolved()):
             return
-        names = self.store.note_names()
+        names = self.store.notes.names()
         cache: dict[int, set[str]] = {}
 
         def headings(note_id: int) -> set[str]:
             if note_id not in cache:
-                cache[note_id] = self.store.heading_slugs(note_id)
+                cache[note_id] = self.store.notes.heading_slugs(note_id)
             return cache[note_id]
 
         index = LinkIndex.build(names, self.config.site_url, headings)
         if full:
-            links = self.store.links_to_resolve(None)
+            links = self.store.links.to_resolve(None)
         else:
             keys = set(self.old_link_keys)
-            for note in self.store.note_names(self.written_ids):
+            for note in self.store.notes.names(self.written_ids):
                 keys.update(note.keys())
-            links = self.store.links_to_resolve(self.written_ids, keys)
+            links = self.store.links.to_resolve(self.written_ids, keys)
         updates = []
         for link in links:
             found = index.resolve(link)
             updates.append((found.target_id, found.status, found.key, link.id))
-        self.store.set_link_targets(updates)
+        self.store.links.set_targets(updates)
 
     def _index_from_store(self, exclude: set[int]) -> None:
         """Fill a new (or re-created) index from the notes already in the store."""
         from kb.engines.fts5 import document_streams
 
-        missing = [i for i in self.store.all_ids() if i not in exclude]
-        for note_id, document in self.store.search_documents(missing):
+        missing = [i for i in self.store.notes.all_ids() if i not in exclude]
+        for note_id, document in self.store.notes.search_documents(missing):
             self.index.add(note_id, document_streams(document))
 
     def _apply(
@@ -566,10 +566,10 @@ class Ingester:
                 removed.discard(path)
                 self.stats.removed += self._remove([path])
                 self.stats.changes.append(("removed", path))
-            self.store.mark_skipped(path, result.size, result.mtime_ns, result.problems)
+            self.store.notes.mark_skipped(path, result.size, result.mtime_ns, result.problems)
             self._warn(path, result.problems)
         elif result.status == "same":
-            self.store.touch(path, result.size, result.mtime_ns)
+            self.store.notes.touch(path, result.size, result.mtime_ns)
             self.stats.unchanged += 1
         else:
             assert result.record is not None
@@ -579,7 +579,7 @@ class Ingester:
                 removed.discard(moved_from)
                 file = result.file
                 self._remember_names([stamps[moved_from].note_id or 0])
-                self.store.move_note(
+                self.store.notes.move(
                     stamps[moved_from].note_id or 0,
                     path,
                     file.root,

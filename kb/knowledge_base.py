@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import threading
+import weakref
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
@@ -13,7 +15,7 @@ from kb.locations import find_knowledge_base
 from kb.store import Store, check_location, store_errors
 
 if TYPE_CHECKING:
-    from kb.browse import Follow, NotePage, NoteSummary, TagNode
+    from kb.browse import Follow, NoteChoice, NotePage, NotePreview, NoteSummary, TagNode
     from kb.connections import CheckProblem, Connections, Mention, NoteRef, Related
     from kb.engines import SearchEngine
     from kb.graph import Graph
@@ -44,10 +46,14 @@ class KnowledgeBase:
 
     def __init__(self, config: Config) -> None:
         self.config = config
-        self._store: Store | None = None
+        # Each thread reads through its own connection (SQLite WAL lets readers run side by
+        # side and never wait for the writer), so any thread may call any method.
+        self._local = threading.local()
+        self._readers: weakref.WeakSet[_Reader] = weakref.WeakSet()
+        self._epoch = 0  # bumped when every thread must reopen its reader (an ingest ran)
+        self._lock = threading.Lock()  # guards the shared caches below and _readers
         self._related_cache: dict[tuple[int, int, int], list[Related]] = {}
-        self._links_cache: tuple[int, LinkIndex] | None = None
-        self._engine_cache: tuple[tuple[str, int], SearchEngine] | None = None
+        self._links_cache: tuple[tuple[int, int], LinkIndex] | None = None
 
     @classmethod
     def open(cls, home: Path | str | None = None, cwd: Path | None = None) -> KnowledgeBase:
@@ -59,11 +65,22 @@ class KnowledgeBase:
         return self.config.home
 
     @property
-    def store(self) -> Store:
-        """The store, read-only: searching and browsing never write."""
-        if self._store is None:
-            self._store = Store.open(self.config.store_path, create=False)
-        return self._store
+    def _store(self) -> Store:
+        """This thread's store, read-only: searching and browsing never write."""
+        return self._reader().store
+
+    def _reader(self) -> _Reader:
+        reader: _Reader | None = getattr(self._local, "reader", None)
+        if reader is None or reader.epoch != self._epoch:
+            if reader is not None:
+                reader.store.close()
+                self._local.reader = None
+            epoch = self._epoch
+            reader = _Reader(Store.open(self.config.store_path, create=False), epoch)
+            self._local.reader = reader
+            with self._lock:
+                self._readers.add(reader)
+        return reader
 
     def ingest(
         self,
@@ -84,11 +101,15 @@ class KnowledgeBase:
         check_location(path)
         try:
             with ingest_lock(self.config, lock_wait):
-                self._reset_reader()
-                _remove_database(_beside(path))  # left by a rebuild that was killed
-                if rebuild:
-                    return self._rebuild(progress, engine)
-                return self._ingest_locked(path, paths, False, progress, None)
+                self._reset_readers()
+                try:
+                    _remove_database(_beside(path))  # left by a rebuild that was killed
+                    if rebuild:
+                        return self._rebuild(progress, engine)
+                    return self._ingest_locked(path, paths, False, progress, None)
+                finally:
+                    # Readers opened meanwhile may hold a store a rebuild replaced.
+                    self._reset_readers()
         except OSError as exc:
             raise StoreError(os_error_message(exc)) from exc
 
@@ -122,7 +143,7 @@ class KnowledgeBase:
         try:
             with store_errors(path):
                 if engine is not None:
-                    store.set_meta("engine", engine)  # --engine on a rebuild: the new choice
+                    store.meta.set("engine", engine)  # --engine on a rebuild: the new choice
                 name = self._engine_name(store)
                 ingester = Ingester(self.config, store, progress, engine=name)
                 stats = ingester.run(paths, rebuild=rebuild)
@@ -140,7 +161,7 @@ class KnowledgeBase:
 
     def _engine_name(self, store: Store) -> str:
         """kb.yaml's `engine` when set, else the one chosen with `--engine`, else FTS5."""
-        name = str(self.config.raw.get("engine") or store.get_meta("engine") or "fts5")
+        name = str(self.config.raw.get("engine") or store.meta.get("engine") or "fts5")
         if name not in ("fts5", "whoosh"):
             raise KbError(f"unknown search engine {name!r} (known: fts5, whoosh)")
         return name
@@ -153,18 +174,20 @@ class KnowledgeBase:
     def engine(self) -> SearchEngine:
         """The search engine in use (see ``_engine_name``), kept while the store is
         unchanged: whoosh opens its index once, not on every keystroke."""
-        key = (self._engine_name(self.store), self.store.generation)
-        if self._engine_cache is None or self._engine_cache[0] != key:
+        reader = self._reader()  # the engine reads through this thread's connection
+        store = reader.store
+        key = (self._engine_name(store), store.generation)
+        if reader.engine is None or reader.engine[0] != key:
             if key[0] == "whoosh":
                 from kb.engines.whoosh import WhooshEngine
 
-                engine: SearchEngine = WhooshEngine(self.config.index_dir, self.store)
+                engine: SearchEngine = WhooshEngine(self.config.index_dir, store)
             else:
                 from kb.engines.fts5 import Fts5Engine
 
-                engine = Fts5Engine(self.store.conn)
-            self._engine_cache = (key, engine)
-        return self._engine_cache[1]
+                engine = Fts5Engine(store.conn)
+            reader.engine = (key, engine)
+        return reader.engine[1]
 
     @_store_errors
     def search(self, text: str, limit: int = 20, prefix: bool = False) -> SearchResults:
@@ -175,7 +198,7 @@ class KnowledgeBase:
         """
         from kb.search import run_search
 
-        return run_search(self.store, self.engine(), text, limit=limit, prefix_last=prefix)
+        return run_search(self._store, self.engine(), text, limit=limit, prefix_last=prefix)
 
     # -- connections ------------------------------------------------------------------
 
@@ -185,17 +208,17 @@ class KnowledgeBase:
         from kb.connections import find_note
 
         roots = {root.name: root.path for root in self.config.roots}
-        return find_note(self.store, ref, roots, cwd or Path.cwd(), self.config.prefixed)
+        return find_note(self._store, ref, roots, cwd or Path.cwd(), self.config.prefixed)
 
     @_store_errors
     def note_ref(self, note_id: int) -> NoteRef:
         from kb.connections import NoteRef
         from kb.text import clean_line
 
-        row = self.store.note_by_id(note_id)
+        row = self._store.notes.by_id(note_id)
         if row is None:
             raise KbError(f"note {note_id} is no longer in the store")
-        return NoteRef(note_id, row["path"], clean_line(row["title"]))
+        return NoteRef(note_id, row.path, clean_line(row.title))
 
     @_store_errors
     def connections(self, note: NoteRef, related_limit: int = 10) -> Connections:
@@ -204,8 +227,8 @@ class KnowledgeBase:
 
         return Connections(
             note,
-            outgoing=outgoing(self.store, note.id),
-            backlinks=backlinks(self.store, note.id),
+            outgoing=outgoing(self._store, note.id),
+            backlinks=backlinks(self._store, note.id),
             mentions=self.mentions(note.id),
             related=self.related(note.id, related_limit),
         )
@@ -215,7 +238,7 @@ class KnowledgeBase:
         from kb.connections import mentions
 
         return mentions(
-            self.store, self.engine(), note_id, self.note_file, self._mention_terms(note_id)
+            self._store, self.engine(), note_id, self.note_file, self._mention_terms(note_id)
         )
 
     @_store_errors
@@ -223,16 +246,20 @@ class KnowledgeBase:
         """Related notes with reasons; cached until the store changes."""
         from kb.connections import related
 
-        key = (note_id, limit, self.store.generation)
-        if key not in self._related_cache:
-            self._related_cache[key] = related(self.store, self.engine(), note_id, limit)
-        return self._related_cache[key]
+        key = (note_id, limit, self._store.generation)
+        with self._lock:
+            found = self._related_cache.get(key)
+        if found is None:
+            found = related(self._store, self.engine(), note_id, limit)
+            with self._lock:
+                self._related_cache[key] = found
+        return found
 
     @_store_errors
     def check(self) -> list[CheckProblem]:
         from kb.connections import check
 
-        return check(self.store)
+        return check(self._store)
 
     @_store_errors
     def graph(self, with_mentions: bool = False, with_related: bool = False) -> Graph:
@@ -242,14 +269,14 @@ class KnowledgeBase:
 
         graph = Graph(
             [
-                GraphNode(row["id"], row["path"], clean_line(row["title"]))
-                for row in self.store.notes()
+                GraphNode(row.id, row.path, clean_line(row.title))
+                for row in self._store.notes.listing()
             ]
         )
         by_path = {node.path: node.id for node in graph.nodes}
         graph.edges = [
-            GraphEdge(row["source_id"], row["target_id"], row["rel"] or "link")
-            for row in self.store.graph_edges()
+            GraphEdge(row.source_id, row.target_id, row.rel or "link")
+            for row in self._store.links.graph_edges()
         ]
         for node in graph.nodes:
             if with_mentions:
@@ -282,14 +309,14 @@ class KnowledgeBase:
 
         return [
             NoteSummary(
-                row["id"],
-                row["path"],
-                clean_line(row["title"]),
-                row["date"],
-                [clean_line(t) for t in self.store.terms("tags", row["id"])],
-                clean_line(row["summary"]),
+                row.id,
+                row.path,
+                clean_line(row.title),
+                row.date,
+                [clean_line(t) for t in self._store.terms.of_note("tags", row.id)],
+                clean_line(row.summary),
             )
-            for row in self.store.recent_notes(limit)
+            for row in self._store.notes.recent(limit)
         ]
 
     @_store_errors
@@ -301,40 +328,40 @@ class KnowledgeBase:
         from kb.parse.frontmatter import split_front_matter
         from kb.text import clean_line
 
-        row = self.store.note_by_id(note_id)
+        row = self._store.notes.by_id(note_id)
         if row is None:
             raise KbError(f"note {note_id} is no longer in the store")
-        file = self.note_file(row["root"], row["rel"])
+        file = self.note_file(row.root, row.rel)
         try:
             body = split_front_matter(decode_note(file.read_bytes()).text).body
         except (OSError, BinaryFile):
-            body = row["text"]
+            body = row.text
         links = [
             PageLink(
-                text=clean_line(link["text"]) or clean_line(link["target"]),
-                target=link["target"] + (f"#{link['anchor']}" if link["anchor"] else ""),
-                kind=link["kind"],
-                rel=link["rel"],
-                line=link["line"],
-                status=link["status"],
-                note_id=link["target_id"],
-                note_title=clean_line(link["target_title"]) if link["target_title"] else None,
-                url=external_url(link["target"]) if link["status"] == "external" else None,
+                text=clean_line(link.text) or clean_line(link.target),
+                target=link.target + (f"#{link.anchor}" if link.anchor else ""),
+                kind=link.kind,
+                rel=link.rel,
+                line=link.line,
+                status=link.status,
+                note_id=link.target_id,
+                note_title=clean_line(link.target_title) if link.target_title else None,
+                url=external_url(link.target) if link.status == "external" else None,
             )
-            for link in self.store.outgoing_links(note_id)
-            if link["kind"] not in ("anchor", "image")
+            for link in self._store.links.outgoing(note_id)
+            if link.kind not in ("anchor", "image")
         ]
         return NotePage(
             id=note_id,
-            path=row["path"],
+            path=row.path,
             file=file,
-            title=clean_line(row["title"]),
-            date=row["date"],
-            tags=[clean_line(t) for t in self.store.terms("tags", note_id)],
-            series=[clean_line(s) for s in self.store.terms("series", note_id)],
+            title=clean_line(row.title),
+            date=row.date,
+            tags=[clean_line(t) for t in self._store.terms.of_note("tags", note_id)],
+            series=[clean_line(s) for s in self._store.terms.of_note("series", note_id)],
             markdown=display_markdown(body),
             headings=[
-                (h["level"], clean_line(h["text"]), h["slug"]) for h in self.store.headings(note_id)
+                (h.level, clean_line(h.text), h.slug) for h in self._store.notes.headings(note_id)
             ],
             links=links,
         )
@@ -366,19 +393,28 @@ class KnowledgeBase:
     def _link_index(self) -> LinkIndex:
         from kb.links import LinkIndex
 
-        generation = self.store.generation
-        if self._links_cache is None or self._links_cache[0] != generation:
+        reader = self._reader()
+        key = (reader.epoch, reader.store.generation)
+        with self._lock:
+            cached = self._links_cache
+        if cached is None or cached[0] != key:
+            # Shared by every thread: headings are looked up through the caller's reader.
             index = LinkIndex.build(
-                self.store.note_names(), self.config.site_url, self.store.heading_slugs
+                reader.store.notes.names(), self.config.site_url, self._heading_slugs
             )
-            self._links_cache = (generation, index)
-        return self._links_cache[1]
+            cached = (key, index)
+            with self._lock:
+                self._links_cache = cached
+        return cached[1]
+
+    def _heading_slugs(self, note_id: int) -> set[str]:
+        return self._store.notes.heading_slugs(note_id)
 
     @_store_errors
     def tag_tree(self) -> list[TagNode]:
         from kb.browse import tag_tree
 
-        return tag_tree(self.store.term_counts("tags"))
+        return tag_tree(self._store.terms.counts("tags"))
 
     @_store_errors
     def series(self, note_id: int) -> list[tuple[str, list[NoteSummary]]]:
@@ -390,11 +426,11 @@ class KnowledgeBase:
             (
                 clean_line(name),
                 [
-                    NoteSummary(r["id"], r["path"], clean_line(r["title"]), r["date"], [], "")
-                    for r in self.store.series_notes(name)
+                    NoteSummary(r.id, r.path, clean_line(r.title), r.date, [], "")
+                    for r in self._store.terms.notes_in_series(name)
                 ],
             )
-            for name in self.store.terms("series", note_id)
+            for name in self._store.terms.of_note("series", note_id)
         ]
 
     def new_note(self, title: str, folder: str | None = None) -> Path:
@@ -423,21 +459,81 @@ class KnowledgeBase:
                 return notes_root.path / rel
         raise KbError(f"notes root {root!r} is no longer in kb.yaml: run 'kb ingest'")
 
-    def _reset_reader(self) -> None:
-        self._engine_cache = None
-        self._links_cache = None  # it holds the old store's heading lookup
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+    def _reset_readers(self) -> None:
+        """Every thread opens its reader again on its next read; a thread closes its own
+        old one then, so a read under way in another thread is never cut off."""
+        with self._lock:
+            self._epoch += 1
+            self._links_cache = None
+            self._related_cache.clear()
 
     def close(self) -> None:
-        self._reset_reader()
+        """Close every thread's reader (call it when no thread reads any more)."""
+        self._reset_readers()
+        with self._lock:
+            readers = list(self._readers)
+            self._readers.clear()
+        for reader in readers:
+            reader.store.close()
 
     def __enter__(self) -> KnowledgeBase:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # -- for the terminal UI: what it shows, without reaching into the store -----------
+
+    @_store_errors
+    def check_ready(self) -> None:
+        """Open the store now: raises StoreError when there is none yet or it comes from an
+        older kb (the first ingest builds or upgrades it)."""
+        self._store  # noqa: B018 - opening it checks its version
+
+    @property
+    def notes_root(self) -> Path:
+        """The first notes root, where new notes go."""
+        return self.config.roots[0].path
+
+    @_store_errors
+    def titles(self, note_ids: Iterable[int]) -> dict[int, str]:
+        """The titles of those notes still in the store (the others are left out)."""
+        from kb.text import clean_line
+
+        return {i: clean_line(title) for i, title in self._store.notes.titles(note_ids).items()}
+
+    @_store_errors
+    def note_choices(self) -> list[NoteChoice]:
+        """Every note, by path, for choosing one by its title."""
+        from kb.browse import NoteChoice
+        from kb.text import clean_line
+
+        return [
+            NoteChoice(row.id, clean_line(row.title), row.path)
+            for row in self._store.notes.listing()
+        ]
+
+    @_store_errors
+    def note_preview(self, note_id: int) -> NotePreview | None:
+        """A note's stored plain text; None if the note is no longer in the store."""
+        from kb.browse import NotePreview
+        from kb.text import clean_line
+
+        row = self._store.notes.by_id(note_id)
+        if row is None:
+            return None
+        return NotePreview(note_id, clean_line(row.title), row.path, row.text)
+
+
+class _Reader:
+    """One thread's read connection, and the engine built on it."""
+
+    __slots__ = ("__weakref__", "engine", "epoch", "store")
+
+    def __init__(self, store: Store, epoch: int) -> None:
+        self.store = store
+        self.epoch = epoch
+        self.engine: tuple[tuple[str, int], SearchEngine] | None = None
 
 
 def _beside(path: Path) -> Path:
@@ -460,7 +556,7 @@ def _chosen_engine(path: Path) -> str | None:
         return None
     try:
         with store_errors(path):
-            return store.get_meta("engine")
+            return store.meta.get("engine")
     except KbError:
         return None
     finally:

@@ -63,20 +63,20 @@ def run_search(
     engine_hits = engine.search(query, limit)
     patterns = term_patterns(query.positive_terms())
     for engine_hit in engine_hits:
-        row = store.note_by_id(engine_hit.note_id)
+        row = store.notes.by_id(engine_hit.note_id)
         if row is None:
             continue
-        title = clean_line(row["title"])
-        snippet, spans = make_snippet(row["text"] or row["summary"] or "", patterns)
+        title = clean_line(row.title)
+        snippet, spans = make_snippet(row.text or row.summary or "", patterns)
         results.hits.append(
             SearchHit(
-                note_id=row["id"],
-                path=row["path"],
-                root=row["root"],
-                rel=row["rel"],
+                note_id=row.id,
+                path=row.path,
+                root=row.root,
+                rel=row.rel,
                 title=title,
-                date=row["date"],
-                tags=[clean_line(t) for t in store.terms("tags", row["id"])],
+                date=row.date,
+                tags=[clean_line(t) for t in store.terms.of_note("tags", row.id)],
                 snippet=snippet,
                 highlights=spans,
                 title_highlights=highlight_spans(title, patterns),

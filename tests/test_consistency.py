@@ -58,7 +58,7 @@ def random_note(rnd: random.Random) -> str:
 
 
 def assert_consistent(kb: KnowledgeBase) -> None:
-    store = kb.store
+    store = kb._store
     conn = store.conn
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.v_i USING fts5vocab(main, {TABLE}, 'instance')"
@@ -68,16 +68,16 @@ def assert_consistent(kb: KnowledgeBase) -> None:
         for term, doc, col, _ in conn.execute("SELECT term, doc, col, offset FROM temp.v_i")
     )
     expected: Counter[tuple[str, int, str]] = Counter()
-    for note_id, document in store.search_documents(store.all_ids()):
+    for note_id, document in store.notes.search_documents(store.notes.all_ids()):
         for column, stream in zip(COLUMNS, document_streams(document), strict=True):
             for term in stream.split():
                 expected[(term, note_id, column)] += 1
     assert actual == expected, "the FTS5 index disagrees with the store"
-    index = LinkIndex.build(store.note_names(), SITE, store.heading_slugs)
+    index = LinkIndex.build(store.notes.names(), SITE, store.notes.heading_slugs)
     stored = {
         row[0]: (row[1], row[2]) for row in conn.execute("SELECT id, target_id, status FROM links")
     }
-    for link in store.links_to_resolve(None):
+    for link in store.links.to_resolve(None):
         fresh = index.resolve(link)
         assert stored[link.id] == (fresh.target_id, fresh.status), (
             f"link {link.target!r} ({link.kind}) from note {link.source_id} is stale"

@@ -34,7 +34,7 @@ def test_every_markdown_file_is_a_note_or_a_warning(tmp_path: Path, name: str) -
         for p in (SHARED_CORPORA / name).rglob("*")
         if p.suffix.lower() in (".md", ".markdown") and p.is_file()
     }
-    notes = {row["path"] for row in kb.store.notes()}
+    notes = {row.path for row in kb._store.notes.listing()}
     warned = {path for path, _ in stats.problems}
     assert files <= notes | warned
     assert stats.added == len(notes)
@@ -93,12 +93,12 @@ def _contains(word: str, fields_text: str) -> bool:
 
 
 def _searchable_text(kb: KnowledgeBase, note: dict) -> str:
-    store = kb.store
-    parts = [note["title"], note["text"], note["code"]]
-    parts += store.terms("tags", note["id"]) + store.terms("series", note["id"])
-    parts += store.terms("categories", note["id"])
-    parts += [r["alias"] for r in store.aliases(note["id"]) if r["kind"] == "name"]
-    parts += [r["text"] for r in store.headings(note["id"])]
+    store = kb._store
+    parts = [note.title, note.text, note.code]
+    parts += store.terms.of_note("tags", note.id) + store.terms.of_note("series", note.id)
+    parts += store.terms.of_note("categories", note.id)
+    parts += [r.alias for r in store.notes.aliases(note.id) if r.kind == "name"]
+    parts += [r.text for r in store.notes.headings(note.id)]
     return "\n".join(parts)
 
 
@@ -111,8 +111,8 @@ def java_kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
 
 @pytest.mark.parametrize("word", CHINESE_WORDS + ENGLISH_WORDS)
 def test_advanced_java_every_word_found_exactly_where_it_is(java_kb, word: str) -> None:
-    notes = [java_kb.store.note(row["path"]) for row in java_kb.store.notes()]
-    expected = {n["path"] for n in notes if _contains(word, _searchable_text(java_kb, n))}
+    notes = [java_kb._store.notes.by_path(row.path) for row in java_kb._store.notes.listing()]
+    expected = {n.path for n in notes if _contains(word, _searchable_text(java_kb, n))}
     assert expected, f"pick another word: {word} is in no note"
     found = {hit.path for hit in java_kb.search(word, limit=1000).hits}
     assert found == expected

@@ -127,7 +127,7 @@ def test_killed_parallel_ingest_leaves_no_lock_and_no_hang(
         time.sleep(0.05)
     assert not [p for p in workers if PROC.joinpath(str(p)).exists()], "workers outlived it"
     if kb.config.store_path.exists():
-        assert kb.store.count_notes() == 0  # the unfinished run was rolled back
+        assert kb._store.notes.count() == 0  # the unfinished run was rolled back
     rerun = subprocess.run(
         kb_command(tmp_path, "ingest", "--wait", "0", "--json"),
         capture_output=True,
@@ -300,7 +300,7 @@ def test_an_unreadable_folder_keeps_its_notes(make_kb, tmp_path: Path, monkeypat
     assert (stats.removed, stats.unchanged) == (1, 0)
     assert [(path, p.kind) for path, p in stats.problems] == [("sub", "unreadable-folder")]
     assert f"({os.strerror(error)}); its notes are kept" in stats.problems[0][1].message
-    assert sorted(row["path"] for row in kb.store.notes()) == ["sub/a.md", "sub/deep/b.md"]
+    assert sorted(row.path for row in kb._store.notes.listing()) == ["sub/a.md", "sub/deep/b.md"]
     assert [hit.path for hit in kb.search("a").hits] == ["sub/a.md"]
     monkeypatch.undo()
     stats = kb.ingest()  # readable again: nothing to do, and the warning is gone
@@ -314,7 +314,7 @@ def test_an_unreadable_root_keeps_every_note(make_kb, tmp_path: Path, monkeypatc
     fail_scandir(monkeypatch, tmp_path / "notes")
     stats = kb.ingest()
     assert (stats.removed, stats.warnings) == (0, 1)
-    assert kb.store.count_notes() == 2
+    assert kb._store.notes.count() == 2
 
 
 def test_a_folder_gone_during_the_walk_removes_its_notes(make_kb, tmp_path: Path, monkeypatch):
@@ -323,4 +323,4 @@ def test_a_folder_gone_during_the_walk_removes_its_notes(make_kb, tmp_path: Path
     fail_scandir(monkeypatch, tmp_path / "notes/sub", errno.ENOENT)
     stats = kb.ingest()
     assert (stats.removed, stats.warnings) == (1, 0)
-    assert [row["path"] for row in kb.store.notes()] == ["top.md"]
+    assert [row.path for row in kb._store.notes.listing()] == ["top.md"]

@@ -14,18 +14,19 @@ import pytest
 from kb.errors import IngestLocked, NotesRootError
 from kb.ingest import ingest_lock
 from kb.knowledge_base import KnowledgeBase
+from kb.store import NoteText
 
 GOOD = "---\ntitle: Good\ntags: [ok]\n---\n\n# Good\n\nbody text 显存带宽\n"
 
 
 def problems(kb: KnowledgeBase, path: str) -> list[tuple[str, str, int | None]]:
-    return [(p["kind"], p["message"], p["line"]) for p in kb.store.problems(path)]
+    return [(p.kind, p.message, p.line) for p in kb._store.problems.of(path)]
 
 
-def note(kb: KnowledgeBase, path: str) -> dict:
-    row = kb.store.note(path)
+def note(kb: KnowledgeBase, path: str) -> NoteText:
+    row = kb._store.notes.by_path(path)
     assert row is not None, f"{path} is not in the store"
-    return dict(row)
+    return row
 
 
 # -- incremental behaviour --------------------------------------------------------------
@@ -48,45 +49,45 @@ def test_edit_add_remove_are_reported(make_kb, tmp_path: Path) -> None:
     (tmp_path / "notes/c.md").write_text("# C\n", encoding="utf-8")
     stats = kb.ingest()
     assert (stats.added, stats.updated, stats.removed, stats.unchanged) == (1, 1, 1, 0)
-    assert kb.store.note("notes/b.md") is None
-    assert kb.store.note("b.md") is None
-    assert "more" in note(kb, "a.md")["text"]
+    assert kb._store.notes.by_path("notes/b.md") is None
+    assert kb._store.notes.by_path("b.md") is None
+    assert "more" in note(kb, "a.md").text
 
 
 def test_touched_but_unchanged_file_is_not_an_update(make_kb, tmp_path: Path) -> None:
     kb = make_kb({"a.md": GOOD})
     kb.ingest()
-    generation = kb.store.generation
+    generation = kb._store.generation
     os.utime(tmp_path / "notes/a.md", ns=(1, 1))
     stats = kb.ingest()
     assert (stats.updated, stats.unchanged) == (0, 1)
-    assert kb.store.generation == generation
+    assert kb._store.generation == generation
     assert kb.ingest().unchanged == 1  # the new mtime was remembered: one stat next time
 
 
 def test_rename_is_one_move_keeping_the_note_id(make_kb, tmp_path: Path) -> None:
     kb = make_kb({"old/name.md": GOOD})
     kb.ingest()
-    note_id = note(kb, "old/name.md")["id"]
+    note_id = note(kb, "old/name.md").id
     (tmp_path / "notes/new").mkdir()
     (tmp_path / "notes/old/name.md").rename(tmp_path / "notes/new/renamed.md")
     stats = kb.ingest()
     assert (stats.moved, stats.added, stats.removed) == (1, 0, 0)
-    assert note(kb, "new/renamed.md")["id"] == note_id
-    assert kb.store.note("old/name.md") is None
+    assert note(kb, "new/renamed.md").id == note_id
+    assert kb._store.notes.by_path("old/name.md") is None
 
 
 def test_generations_and_tombstones_let_an_index_catch_up(make_kb, tmp_path: Path) -> None:
     kb = make_kb({"a.md": "# A\n", "b.md": "# B\n"})
     kb.ingest()
-    seen = kb.store.generation
-    a_id, b_id = note(kb, "a.md")["id"], note(kb, "b.md")["id"]
+    seen = kb._store.generation
+    a_id, b_id = note(kb, "a.md").id, note(kb, "b.md").id
     (tmp_path / "notes/a.md").write_text("# A2\n", encoding="utf-8")
     (tmp_path / "notes/b.md").unlink()
     kb.ingest()
-    assert kb.store.generation == seen + 1
-    assert kb.store.changes_since(seen) == ([a_id], [b_id])
-    assert kb.store.changes_since(kb.store.generation) == ([], [])
+    assert kb._store.generation == seen + 1
+    assert kb._store.notes.changes_since(seen) == ([a_id], [b_id])
+    assert kb._store.notes.changes_since(kb._store.generation) == ([], [])
 
 
 def test_rebuild_starts_over(make_kb) -> None:
@@ -94,7 +95,7 @@ def test_rebuild_starts_over(make_kb) -> None:
     kb.ingest()
     stats = kb.ingest(rebuild=True)
     assert (stats.added, stats.unchanged) == (1, 0)
-    assert kb.store.count_notes() == 1
+    assert kb._store.notes.count() == 1
 
 
 def test_ingest_one_path_never_removes_notes_elsewhere(make_kb, tmp_path: Path) -> None:
@@ -104,7 +105,7 @@ def test_ingest_one_path_never_removes_notes_elsewhere(make_kb, tmp_path: Path) 
     (tmp_path / "notes/a/one.md").write_text("# one changed\n", encoding="utf-8")
     stats = kb.ingest([tmp_path / "notes/a"])
     assert (stats.updated, stats.removed) == (1, 0)
-    assert kb.store.note("b/two.md") is not None
+    assert kb._store.notes.by_path("b/two.md") is not None
     stats = kb.ingest_file(tmp_path / "notes/a/one.md")
     assert stats.unchanged == 1
 
@@ -115,7 +116,7 @@ def test_ingest_of_a_deleted_file_path_removes_it(make_kb, tmp_path: Path) -> No
     (tmp_path / "notes/a/one.md").unlink()
     stats = kb.ingest([tmp_path / "notes/a/one.md"])
     assert stats.removed == 1
-    assert kb.store.note("a/two.md") is not None
+    assert kb._store.notes.by_path("a/two.md") is not None
 
 
 def test_path_outside_every_root_is_an_error(make_kb, tmp_path: Path) -> None:
@@ -131,8 +132,8 @@ def test_several_roots_prefix_note_paths(make_kb, tmp_path: Path) -> None:
     (tmp_path / "blog/post.md").write_text("# Post\n", encoding="utf-8")
     kb = make_kb({"a.md": "# A\n"}, config="roots: [notes, blog]\n")
     kb.ingest()
-    assert kb.store.note("notes/a.md") is not None
-    assert kb.store.note("blog/post.md") is not None
+    assert kb._store.notes.by_path("notes/a.md") is not None
+    assert kb._store.notes.by_path("blog/post.md") is not None
 
 
 def test_excluded_folders_and_patterns(make_kb) -> None:
@@ -151,7 +152,7 @@ def test_excluded_folders_and_patterns(make_kb) -> None:
         config="roots: [notes]\nexclude: ['drafts/*']\n",
     )
     kb.ingest()
-    assert [row["path"] for row in kb.store.notes()] == ["deep/public/ok.md", "keep.md"]
+    assert [row.path for row in kb._store.notes.listing()] == ["deep/public/ok.md", "keep.md"]
 
 
 # -- bad input, one test each ----------------------------------------------------------
@@ -167,8 +168,8 @@ def test_invalid_yaml_keeps_the_body_and_names_the_line(make_kb) -> None:
     assert message.startswith("invalid YAML front matter")
     assert line in (3, 4)
     row = note(kb, "bad.md")
-    assert row["title"] == "Heading"
-    assert "body 正文" in row["text"]
+    assert row.title == "Heading"
+    assert "body 正文" in row.text
 
 
 def test_dashes_block_that_is_not_yaml(make_kb) -> None:
@@ -176,7 +177,7 @@ def test_dashes_block_that_is_not_yaml(make_kb) -> None:
     kb = make_kb({"prose.md": text})
     kb.ingest()
     assert problems(kb, "prose.md")[0][0] == "front-matter"
-    assert "Real body" in note(kb, "prose.md")["text"]
+    assert "Real body" in note(kb, "prose.md").text
 
 
 def test_python_object_tag_is_not_executed(make_kb, tmp_path: Path) -> None:
@@ -186,7 +187,7 @@ def test_python_object_tag_is_not_executed(make_kb, tmp_path: Path) -> None:
     kb.ingest()
     assert not marker.exists()
     assert problems(kb, "evil.md")[0][1].startswith("invalid YAML front matter")
-    assert note(kb, "evil.md")["front_matter"] == "{}"
+    assert note(kb, "evil.md").front_matter == "{}"
 
 
 def test_yaml_alias_bomb_is_refused(make_kb) -> None:
@@ -201,13 +202,13 @@ def test_yaml_alias_bomb_is_refused(make_kb) -> None:
     assert time.perf_counter() - started < 5
     ((_, message, _),) = problems(kb, "bomb.md")
     assert "aliases are not allowed" in message
-    assert len(note(kb, "bomb.md")["front_matter"]) < 100
+    assert len(note(kb, "bomb.md").front_matter) < 100
 
 
 def test_anchor_without_alias_is_fine(make_kb) -> None:
     kb = make_kb({"a.md": "---\ntitle: &t Anchored\n---\n"})
     kb.ingest()
-    assert note(kb, "a.md")["title"] == "Anchored"
+    assert note(kb, "a.md").title == "Anchored"
     assert problems(kb, "a.md") == []
 
 
@@ -217,7 +218,7 @@ def test_front_matter_that_is_not_a_mapping(make_kb, front: str, kind: str) -> N
     kb.ingest()
     ((_, message, _),) = problems(kb, "odd.md")
     assert f"front matter is a {kind}" in message
-    assert note(kb, "odd.md")["title"] == "Odd"
+    assert note(kb, "odd.md").title == "Odd"
 
 
 def test_unclosed_fence_with_ten_thousand_blank_lines(make_kb) -> None:
@@ -232,8 +233,8 @@ def test_tab_after_key_is_accepted_with_a_warning(make_kb) -> None:
     kb = make_kb({"tab.md": "---\ntitle:\tTabbed\ntags:\t[a, b]\n---\n"})
     kb.ingest()
     row = note(kb, "tab.md")
-    assert row["title"] == "Tabbed"
-    assert kb.store.terms("tags", row["id"]) == ["a", "b"]
+    assert row.title == "Tabbed"
+    assert kb._store.terms.of_note("tags", row.id) == ["a", "b"]
     # libyaml accepts the tab; the pure-Python loader does not, and kb retries with a space.
     assert {kind for kind, _, _ in problems(kb, "tab.md")} <= {"front-matter"}
 
@@ -244,9 +245,9 @@ def test_gbk_file_is_decoded_with_a_warning(make_kb) -> None:
     stats = kb.ingest()
     assert stats.warnings == 1
     row = note(kb, "gbk.md")
-    assert row["title"] == "显存带宽"
-    assert "中文内容" in row["text"]
-    assert row["encoding"] == "gb18030"
+    assert row.title == "显存带宽"
+    assert "中文内容" in row.text
+    assert row.encoding == "gb18030"
     assert "GB18030" in problems(kb, "gbk.md")[0][1]
 
 
@@ -262,10 +263,10 @@ def test_bom_and_crlf_give_the_same_note_as_plain_utf8(make_kb) -> None:
     )
     kb.ingest()
     fields = ("title", "text", "summary", "front_matter", "word_count")
-    plain = {k: note(kb, "plain.md")[k] for k in fields}
+    plain = {k: getattr(note(kb, "plain.md"), k) for k in fields}
     for other in ("bom.md", "crlf.md", "both.md"):
-        assert {k: note(kb, other)[k] for k in fields} == plain
-        links = [(r["target"], r["line"]) for r in kb.store.links_from(note(kb, other)["id"])]
+        assert {k: getattr(note(kb, other), k) for k in fields} == plain
+        links = [(r.target, r.line) for r in kb._store.links.of_note(note(kb, other).id)]
         assert links == [("two", 9)]
         assert problems(kb, other) == []
 
@@ -283,7 +284,7 @@ def test_empty_file_is_a_note_named_after_the_file(make_kb) -> None:
     kb = make_kb({"empty-note.md": ""})
     kb.ingest()
     row = note(kb, "empty-note.md")
-    assert (row["title"], row["text"], row["word_count"]) == ("empty-note", "", 0)
+    assert (row.title, row.text, row.word_count) == ("empty-note", "", 0)
 
 
 def test_file_over_the_size_cap_is_skipped(make_kb) -> None:
@@ -325,7 +326,7 @@ def test_directory_symlink_loop_terminates_without_duplicates(make_kb, tmp_path:
     (tmp_path / "notes/self").symlink_to(tmp_path / "notes", target_is_directory=True)
     stats = kb.ingest()
     assert stats.added == 1
-    assert [row["path"] for row in kb.store.notes()] == ["a/note.md"]
+    assert [row.path for row in kb._store.notes.listing()] == ["a/note.md"]
 
 
 def test_symlink_outside_the_root_is_not_followed(make_kb, tmp_path: Path) -> None:
@@ -342,7 +343,7 @@ def test_symlink_outside_the_root_is_not_followed(make_kb, tmp_path: Path) -> No
     followed = KnowledgeBase.open(tmp_path)
     followed.ingest()  # the settings changed: every note is read again
     # the file link and the folder link reach one file: one note more, not two
-    assert sorted(row["path"] for row in followed.store.notes()) == ["a.md", "file-link.md"]
+    assert sorted(row.path for row in followed._store.notes.listing()) == ["a.md", "file-link.md"]
 
 
 def test_missing_notes_root_is_an_error(make_kb, tmp_path: Path) -> None:
@@ -358,9 +359,9 @@ def test_empty_notes_root_never_empties_the_store(make_kb, tmp_path: Path) -> No
         path.unlink()
     with pytest.raises(NotesRootError, match="refusing to remove them all"):
         kb.ingest()
-    assert kb.store.count_notes() == 2
+    assert kb._store.notes.count() == 2
     assert kb.ingest(rebuild=True).added == 0
-    assert kb.store.count_notes() == 0
+    assert kb._store.notes.count() == 0
 
 
 def test_file_deleted_while_ingest_runs(make_kb, tmp_path: Path, monkeypatch) -> None:
@@ -380,31 +381,31 @@ def test_file_deleted_while_ingest_runs(make_kb, tmp_path: Path, monkeypatch) ->
     monkeypatch.setattr(ingest_module, "read_bytes", read_after_delete)
     stats = kb.ingest()
     assert (stats.added, stats.updated, stats.removed) == (0, 0, 1)
-    assert [row["path"] for row in kb.store.notes()] == ["stays.md"]
+    assert [row.path for row in kb._store.notes.listing()] == ["stays.md"]
 
 
 def test_interrupt_rolls_back_and_the_next_run_completes(make_kb, tmp_path, monkeypatch):
     from click.testing import CliRunner
 
     from kb.cli import cli
-    from kb.store import Store
+    from kb.store.notes import NoteDao
 
     kb = make_kb({"a.md": GOOD})
     kb.ingest()
     for index in range(5):
         (tmp_path / f"notes/n{index}.md").write_text(f"# n{index}\n", encoding="utf-8")
-    real_write = Store.write_notes
+    real_write = NoteDao.write
 
     def interrupted(self, records, generation):
         real_write(self, records, generation)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(Store, "write_notes", interrupted)
+    monkeypatch.setattr(NoteDao, "write", interrupted)
     result = CliRunner().invoke(cli, ["--kb", str(tmp_path), "ingest"])
     assert result.exit_code == 130
     assert "interrupted" in result.output
-    assert kb.store.count_notes() == 1  # the half-written batch was rolled back
-    monkeypatch.setattr(Store, "write_notes", real_write)
+    assert kb._store.notes.count() == 1  # the half-written batch was rolled back
+    monkeypatch.setattr(NoteDao, "write", real_write)
     stats = kb.ingest()
     assert (stats.added, stats.unchanged) == (5, 1)
 
@@ -477,7 +478,7 @@ def test_ctrl_c_on_a_real_ingest_process(make_kb, tmp_path: Path) -> None:
     assert "interrupted" in stderr
     assert "Traceback" not in stderr
     if kb.config.store_path.exists():
-        assert kb.store.count_notes() == 0
+        assert kb._store.notes.count() == 0
     stats = kb.ingest()
     assert stats.added == 3000
 
@@ -510,7 +511,7 @@ def test_bad_yaml_values_keep_the_note(make_kb, tmp_path: Path, bad: str) -> Non
     stats = kb.ingest()
     assert (stats.updated, stats.removed) == (1, 0)
     assert [hit.path for hit in kb.search("roofline").hits] == ["a.md"]
-    assert note(kb, "a.md")["title"] == "Leap"
+    assert note(kb, "a.md").title == "Leap"
 
 
 def test_ingest_of_one_folder_is_case_exact(make_kb, tmp_path: Path) -> None:
@@ -518,7 +519,7 @@ def test_ingest_of_one_folder_is_case_exact(make_kb, tmp_path: Path) -> None:
     kb.ingest()
     stats = kb.ingest([tmp_path / "notes/Docs"])
     assert stats.removed == 0
-    assert kb.store.note("docs/b.md") is not None
+    assert kb._store.notes.by_path("docs/b.md") is not None
 
 
 def test_excluded_paths_stay_excluded_when_named(make_kb, tmp_path: Path) -> None:

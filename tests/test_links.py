@@ -33,12 +33,12 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
 
 def resolved(kb: KnowledgeBase, source: str, target: str) -> list[tuple[str | None, str]]:
     """(target note path, status) of each link in ``source`` written as ``target``."""
-    note = kb.store.note(source)
+    note = kb._store.notes.by_path(source)
     assert note is not None, source
     return [
-        (row["target_path"], row["status"])
-        for row in kb.store.outgoing_links(note["id"])
-        if row["target"] == target
+        (row.target_path, row.status)
+        for row in kb._store.links.outgoing(note.id)
+        if row.target == target
     ]
 
 
@@ -121,18 +121,14 @@ def test_every_link_form_resolves(sample, source: str, target: str, expected: st
 
 def test_anchors_are_checked_against_heading_slugs(sample) -> None:
     project = "engineering/compute-platform-time-window.md"
-    note = sample.store.note(project)
+    note = sample._store.notes.by_path(project)
     anchors = {
-        row["anchor"]: row["status"]
-        for row in sample.store.outgoing_links(note["id"])
-        if row["anchor"]
+        row.anchor: row.status for row in sample._store.links.outgoing(note.id) if row.anchor
     }
     assert anchors["Redis-ZSET-实现"] == "resolved"  # case-insensitive, Chinese kept
-    roofline = sample.store.note("posts/2024-03-10-flops-vs-latency.md")
+    roofline = sample._store.notes.by_path("posts/2024-03-10-flops-vs-latency.md")
     statuses = {
-        row["anchor"]: row["status"]
-        for row in sample.store.outgoing_links(roofline["id"])
-        if row["anchor"]
+        row.anchor: row.status for row in sample._store.links.outgoing(roofline.id) if row.anchor
     }
     assert statuses["%E6%98%BE%E5%AD%98%E5%B8%A6%E5%AE%BD"] == "resolved"  # URL-encoded
     assert statuses["Roofline"] == "resolved"
@@ -361,7 +357,7 @@ def test_check_on_real_corpora(tmp_path: Path, corpus: str, broken: int) -> None
     kb.ingest()
     problems = [p for p in kb.check() if p.kind == "broken-link"]
     assert len(problems) == broken
-    stems = {Path(row["path"]).stem.casefold() for row in kb.store.notes()}
+    stems = {Path(row.path).stem.casefold() for row in kb._store.notes.listing()}
     for problem in problems:  # each really names no note
         target = problem.message.split(" (")[0]
         assert Path(target).stem.casefold() not in stems or target.endswith(".md")

@@ -227,5 +227,5 @@ def test_every_pathological_note_is_stored_and_searchable(
     folder, _, _ = ingested_suite
     kb = KnowledgeBase.open(folder)
     for index, name in enumerate(CASES):
-        assert kb.store.note(f"{name}.md") is not None, name
+        assert kb._store.notes.by_path(f"{name}.md") is not None, name
         assert [hit.path for hit in kb.search(_marker(index)).hits] == [f"{name}.md"], name

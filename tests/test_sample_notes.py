@@ -31,8 +31,8 @@ def sample_kb(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeBase:
 
 
 def test_at_least_forty_notes_ingest_cleanly_and_twice_is_a_no_op(sample_kb) -> None:
-    assert sample_kb.store.count_notes() >= 40
-    assert sample_kb.store.problems() == []
+    assert sample_kb._store.notes.count() >= 40
+    assert sample_kb._store.problems.all() == []
     assert sample_kb.ingest().changed == 0
 
 

@@ -307,7 +307,7 @@ def test_case_variant_tags_keep_the_index_exact(make_kb) -> None:
         handle.write("more\n")
     assert kb.ingest().updated == 1
     a = kb.find_note("a.md")
-    assert kb.store.terms("tags", a.id) == ["pytorch"]  # its own spelling
+    assert kb._store.terms.of_note("tags", a.id) == ["pytorch"]  # its own spelling
     assert [hit.path for hit in kb.search("tag:PyTorch more").hits] == ["a.md"]
 
 

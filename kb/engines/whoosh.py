@@ -165,7 +165,7 @@ class WhooshIndex:
             state = self.state()
         except IndexDamaged:
             state = None  # derived data: an index that cannot be read is made again
-        signature = f"{_signature()}; store {store.store_id}"
+        signature = f"{_signature()}; store {store.meta.store_id}"
         if rebuild or state is None or state[1] != signature or state[0] > target:
             # Also when the store is not the one this index was built from (it was deleted
             # and made again: its generations restarted), or when it is behind the index.
@@ -173,7 +173,7 @@ class WhooshIndex:
         current = state[0]
         if current == target:
             return 0
-        changed, removed = store.changes_since(current)
+        changed, removed = store.notes.changes_since(current)
         from whoosh import index
 
         ix = _retry(lambda: index.open_dir(str(self.path)))
@@ -196,7 +196,7 @@ class WhooshIndex:
             from whoosh import index
 
             ix = index.create_in(str(fresh), _schema())
-            written = self._write(ix, store, store.all_ids(), [], streams, target, signature)
+            written = self._write(ix, store, store.notes.all_ids(), [], streams, target, signature)
         except BaseException as exc:
             shutil.rmtree(fresh, ignore_errors=True)
             if isinstance(exc, OSError):
@@ -232,7 +232,7 @@ class WhooshIndex:
             for note_id in removed:
                 writer.delete_by_term("key", str(note_id))
             missing = [i for i in dict.fromkeys(changed) if i not in streams]
-            documents = dict(store.search_documents(missing))
+            documents = dict(store.notes.search_documents(missing))
             for note_id in dict.fromkeys(changed):  # each note once: never twice per batch
                 columns = streams.get(note_id)
                 if columns is None:
@@ -282,7 +282,7 @@ class WhooshEngine:
             state is not None
             and state[0] == self.store.generation
             and state[1].startswith(f"whoosh {SCHEMA_VERSION}; {fts5.query_signature()};")
-            and state[1].endswith(f"; store {self.store.store_id}")
+            and state[1].endswith(f"; store {self.store.meta.store_id}")
         )
 
     # -- compiling the query tree -------------------------------------------------------
@@ -419,7 +419,7 @@ class WhooshEngine:
         if ix is None:
             return []
         hits: list[EngineHit] = self._reading(lambda: self._search(ix, query, limit))
-        known = self.store.titles(hit.note_id for hit in hits)
+        known = self.store.notes.titles(hit.note_id for hit in hits)
         if len(known) < len(hits) and self.is_ready():
             # In step with the store, yet naming notes it does not hold: its id column is
             # damaged (without this check every hit would be dropped in silence).
@@ -430,7 +430,7 @@ class WhooshEngine:
         from whoosh.query import And as WAnd
         from whoosh.query import AndMaybe, Term
 
-        exact = self.store.ids_titled(query.title_key())
+        exact = self.store.notes.ids_titled(query.title_key())
         with ix.searcher() as searcher:
             reader = searcher.reader()
             ids = reader.column_reader("nid")
@@ -456,7 +456,9 @@ class WhooshEngine:
                             scores[note_id] = float(hit.score)
         # Ties (filters alone score nothing) go newest first, then by path, as with FTS5.
         dated = (
-            self.store.dates_and_paths(scores) if len(set(scores.values())) < len(scores) else {}
+            self.store.notes.dates_and_paths(scores)
+            if len(set(scores.values())) < len(scores)
+            else {}
         )
         ordered = sorted(
             scores,
@@ -475,11 +477,11 @@ class WhooshEngine:
         if text is not None:
             return {int(ids[d]) for d in searcher.docs_for_query(text)}
         if isinstance(node, Field):
-            return self.store.filter_ids(node.name, node.value)
+            return self.store.notes.filter_ids(node.name, node.value)
         if isinstance(node, Word | Phrase):
             return set()
         if isinstance(node, Not):
-            return set(self.store.all_ids()) - self._evaluate(searcher, ids, node.child)
+            return set(self.store.notes.all_ids()) - self._evaluate(searcher, ids, node.child)
         sets = [self._evaluate(searcher, ids, c) for c in node.children]  # type: ignore[union-attr]
         if isinstance(node, And):
             return set.intersection(*sets) if sets else set()
@@ -513,7 +515,7 @@ class WhooshEngine:
             def holders(term: str) -> Iterable[int]:
                 return (int(ids[d]) for d in notes_with(term, total))
 
-            total = self.store.count_notes()
+            total = self.store.notes.count()
             return more_like_this(
                 note_id, counts, total, lambda t, cap: len(notes_with(t, cap)), holders, limit
             )

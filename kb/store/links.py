@@ -1,0 +1,182 @@
+"""Links between notes: as written, as resolved, and what they say about the notes."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+from kb.links import LinkToResolve
+from kb.store.connection import id_table
+from kb.store.rows import (
+    BacklinkRow,
+    CoLinked,
+    GraphEdgeRow,
+    LinkProblemRow,
+    LinkRow,
+    OutgoingLinkRow,
+)
+
+_LINK_COLUMNS = "l.id, l.source_id, l.target, l.anchor, l.kind, l.rel, l.text, l.line, " + (
+    "l.target_id, l.status"
+)
+
+
+class LinkDao:
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+
+    def of_note(self, note_id: int) -> list[LinkRow]:
+        """The note's links in the order they are written."""
+        return [
+            LinkRow(*row)
+            for row in self.conn.execute(
+                f"SELECT {_LINK_COLUMNS} FROM links l WHERE l.source_id = ? ORDER BY l.line, l.id",
+                (note_id,),
+            )
+        ]
+
+    def outgoing(self, note_id: int) -> list[OutgoingLinkRow]:
+        """The note's links with the notes they lead to."""
+        return [
+            OutgoingLinkRow(*row)
+            for row in self.conn.execute(
+                f"SELECT {_LINK_COLUMNS}, t.path, t.title FROM links l "
+                "LEFT JOIN notes t ON t.id = l.target_id WHERE l.source_id = ? "
+                "ORDER BY l.line, l.id",
+                (note_id,),
+            )
+        ]
+
+    def backlinks(self, note_id: int) -> list[BacklinkRow]:
+        """Links from other notes to this one: one query."""
+        return [
+            BacklinkRow(*row)
+            for row in self.conn.execute(
+                f"SELECT {_LINK_COLUMNS}, s.path, s.title FROM links l "
+                "JOIN notes s ON s.id = l.source_id WHERE l.target_id = ? AND l.source_id != ? "
+                "ORDER BY s.path, l.line",
+                (note_id, note_id),
+            )
+        ]
+
+    def neighbours(self, note_id: int) -> tuple[set[int], set[int]]:
+        """Notes this one links to, and notes that link to it."""
+        targets = {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT DISTINCT target_id FROM links WHERE source_id = ? "
+                "AND target_id IS NOT NULL AND target_id != ?",
+                (note_id, note_id),
+            )
+        }
+        sources = {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT DISTINCT source_id FROM links WHERE target_id = ? AND source_id != ?",
+                (note_id, note_id),
+            )
+        }
+        return targets, sources
+
+    def co_linked(self, note_id: int) -> list[CoLinked]:
+        """Notes that link to the same notes as this one or are linked from the same notes
+        (coupling and co-citation)."""
+        targets, sources = self.neighbours(note_id)
+        found: list[CoLinked] = []
+        for target in targets:
+            others = [
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT DISTINCT source_id FROM links WHERE target_id = ?", (target,)
+                )
+            ]
+            found.extend(CoLinked(o, target, len(others)) for o in others if o != note_id)
+        for source in sources:
+            others = [
+                row[0]
+                for row in self.conn.execute(
+                    "SELECT DISTINCT target_id FROM links WHERE source_id = ? "
+                    "AND target_id IS NOT NULL",
+                    (source,),
+                )
+            ]
+            found.extend(CoLinked(o, source, len(others)) for o in others if o != note_id)
+        return found
+
+    def problems(self) -> list[LinkProblemRow]:
+        """Broken links, links to missing headings and ambiguous ones, by note and line."""
+        return [
+            LinkProblemRow(*row)
+            for row in self.conn.execute(
+                "SELECT n.path, l.line, l.kind, l.target, l.anchor, l.status, t.path "
+                "FROM links l JOIN notes n ON n.id = l.source_id LEFT JOIN notes t "
+                "ON t.id = l.target_id "
+                "WHERE l.status IN ('broken', 'missing-heading', 'ambiguous') "
+                "ORDER BY n.path, l.line"
+            )
+        ]
+
+    def graph_edges(self) -> list[GraphEdgeRow]:
+        return [
+            GraphEdgeRow(*row)
+            for row in self.conn.execute(
+                "SELECT DISTINCT source_id, target_id, kind, rel FROM links "
+                "WHERE target_id IS NOT NULL AND target_id != source_id "
+                "ORDER BY source_id, target_id"
+            )
+        ]
+
+    def has_unresolved(self) -> bool:
+        """Links never resolved (a store from before link resolution existed)."""
+        row = self.conn.execute("SELECT 1 FROM links WHERE status = 'new' LIMIT 1").fetchone()
+        return row is not None
+
+    def to_resolve(
+        self, changed: Iterable[int] | None, keys: Iterable[str] = ()
+    ) -> list[LinkToResolve]:
+        """Links whose target may have changed: from or to ``changed`` notes, unresolved
+        ones, and those looking up any of ``keys``. All links when ``changed`` is None."""
+        columns = "id, source_id, target, anchor, kind"
+        if changed is None:
+            rows = self.conn.execute(f"SELECT {columns} FROM links").fetchall()
+        else:
+            with (
+                id_table(self.conn, list(changed)) as ids,
+                self._key_table(list(keys)) as key_table,
+            ):
+                rows = self.conn.execute(
+                    f"SELECT {columns} FROM links WHERE source_id IN (SELECT id FROM {ids}) "
+                    f"OR target_id IN (SELECT id FROM {ids}) "
+                    f"OR (target_id IS NULL AND status NOT IN ('external', 'attachment')) "
+                    f"OR target_key IN (SELECT key FROM {key_table})"
+                ).fetchall()
+        return [LinkToResolve(*row) for row in rows]
+
+    def set_targets(self, updates: Iterable[tuple[int | None, str, str, int]]) -> None:
+        """(target_id, status, target_key, link id) for each re-resolved link."""
+        self.conn.executemany(
+            "UPDATE links SET target_id = ?, status = ?, target_key = ? WHERE id = ?",
+            [(target, status, key_hash(key), link) for target, status, key, link in updates],
+        )
+
+    @contextmanager
+    def _key_table(self, keys: list[str]) -> Iterator[str]:
+        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS kb_keys (key INTEGER PRIMARY KEY)")
+        self.conn.execute("DELETE FROM kb_keys")
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO kb_keys(key) VALUES (?)", [(key_hash(k),) for k in keys]
+        )
+        try:
+            yield "temp.kb_keys"
+        finally:
+            self.conn.execute("DELETE FROM kb_keys")
+
+
+def key_hash(key: str) -> int:
+    """A link's lookup key as a 63-bit number: an index of these is a third the size of
+    the strings, and a collision only means one link more is resolved again."""
+    if not key:
+        return 0
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest()) >> 1

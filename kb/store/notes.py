@@ -1,0 +1,453 @@
+"""Notes: their rows and texts, the names they go by, and every write of a note."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from collections.abc import Iterable
+from typing import Any
+
+from kb.documents import SearchDocument, search_document
+from kb.errors import StoreError
+from kb.links import NoteName
+from kb.models import Problem
+from kb.store.connection import id_table
+from kb.store.problems import ProblemDao
+from kb.store.rows import (
+    AliasRow,
+    FileStamp,
+    HeadingRow,
+    NoteListRow,
+    NoteRecord,
+    NoteText,
+    RecentRow,
+)
+from kb.store.schema import TERM_KINDS
+from kb.store.terms import TermDao, filter_clause
+
+_NOTE_COLUMNS = (
+    "n.id, n.path, n.root, n.rel, n.title, n.date, n.draft, n.slug, n.hash, n.mtime_ns, "
+    "n.size, n.encoding, n.word_count, n.summary, n.front_matter, n.generation"
+)
+_NOTE_WITH_TEXT = (
+    f"SELECT {_NOTE_COLUMNS}, t.text_z, t.code_z FROM notes n "
+    "LEFT JOIN note_texts t ON t.note_id = n.id"
+)
+
+
+class NoteDao:
+    """Reads and writes of notes; a note's terms and problems are written with it."""
+
+    def __init__(self, conn: sqlite3.Connection, terms: TermDao, problems: ProblemDao) -> None:
+        self.conn = conn
+        self.terms = terms
+        self.problems = problems
+
+    # -- one note -----------------------------------------------------------------------
+
+    def by_path(self, path: str) -> NoteText | None:
+        return _note_text(
+            self.conn.execute(f"{_NOTE_WITH_TEXT} WHERE n.path = ?", (path,)).fetchone()
+        )
+
+    def by_id(self, note_id: int) -> NoteText | None:
+        return _note_text(
+            self.conn.execute(f"{_NOTE_WITH_TEXT} WHERE n.id = ?", (note_id,)).fetchone()
+        )
+
+    def aliases(self, note_id: int) -> list[AliasRow]:
+        return [
+            AliasRow(*row)
+            for row in self.conn.execute(
+                "SELECT alias, kind FROM aliases WHERE note_id = ? ORDER BY rowid", (note_id,)
+            )
+        ]
+
+    def headings(self, note_id: int) -> list[HeadingRow]:
+        return [
+            HeadingRow(*row)
+            for row in self.conn.execute(
+                "SELECT level, text, slug, line FROM headings WHERE note_id = ? ORDER BY position",
+                (note_id,),
+            )
+        ]
+
+    def heading_slugs(self, note_id: int) -> set[str]:
+        return {
+            row[0]
+            for row in self.conn.execute("SELECT slug FROM headings WHERE note_id = ?", (note_id,))
+        }
+
+    # -- many notes ---------------------------------------------------------------------
+
+    def count(self, root: str | None = None) -> int:
+        if root is None:
+            return int(self.conn.execute("SELECT count(*) FROM notes").fetchone()[0])
+        return int(
+            self.conn.execute("SELECT count(*) FROM notes WHERE root = ?", (root,)).fetchone()[0]
+        )
+
+    def listing(self) -> list[NoteListRow]:
+        """Every note, by path."""
+        return [
+            NoteListRow(row[0], row[1], row[2], row[3], bool(row[4]), row[5])
+            for row in self.conn.execute(
+                "SELECT id, path, title, date, draft, word_count FROM notes ORDER BY path"
+            )
+        ]
+
+    def recent(self, limit: int) -> list[RecentRow]:
+        """Newest first (notes without a date last), for an empty search box."""
+        return [
+            RecentRow(*row)
+            for row in self.conn.execute(
+                "SELECT id, path, title, date, summary FROM notes "
+                "ORDER BY date IS NULL, date DESC, path LIMIT ?",
+                (limit,),
+            )
+        ]
+
+    def titles(self, note_ids: Iterable[int]) -> dict[int, str]:
+        found = {}
+        for note_id in note_ids:
+            row = self.conn.execute("SELECT title FROM notes WHERE id = ?", (note_id,)).fetchone()
+            if row is not None:
+                found[note_id] = row[0]
+        return found
+
+    def dates_and_paths(self, note_ids: Iterable[int]) -> dict[int, tuple[str | None, str]]:
+        wanted = set(note_ids)
+        return {
+            row[0]: (row[1], row[2])
+            for row in self.conn.execute("SELECT id, date, path FROM notes")
+            if row[0] in wanted
+        }
+
+    def ids_titled(self, title: str) -> set[int]:
+        """Notes whose title is ``title`` (any ASCII case): they rank first."""
+        return {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT id FROM notes WHERE lower(title) = ?", (title.lower(),)
+            )
+        }
+
+    def filter_ids(self, name: str, value: str) -> set[int]:
+        """Notes a query filter (tag:, path:, date: ...) keeps."""
+        sql, params = filter_clause(name, value)
+        return {
+            row[0] for row in self.conn.execute(f"SELECT n.id FROM notes n WHERE {sql}", params)
+        }
+
+    def ids_of(self, paths: Iterable[str]) -> dict[str, int]:
+        found = {}
+        for path in paths:
+            row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+            if row is not None:
+                found[path] = int(row[0])
+        return found
+
+    def all_ids(self) -> list[int]:
+        return [int(row[0]) for row in self.conn.execute("SELECT id FROM notes ORDER BY id")]
+
+    def duplicate_titles(self) -> list[list[str]]:
+        """Paths of notes that share a title (any ASCII case), one list per title."""
+        groups: dict[str, list[str]] = {}
+        for title, path in self.conn.execute(
+            "SELECT title, path FROM notes WHERE lower(title) IN (SELECT lower(title) "
+            "FROM notes GROUP BY lower(title) HAVING count(*) > 1) ORDER BY path"
+        ):
+            groups.setdefault(title.casefold(), []).append(path)
+        return list(groups.values())
+
+    def names(self, note_ids: Iterable[int] | None = None) -> list[NoteName]:
+        """Every name each note goes by (all notes when ``note_ids`` is None)."""
+        if note_ids is None:
+            rows = self.conn.execute("SELECT id, root, rel, title, slug FROM notes").fetchall()
+            alias_rows = self.conn.execute("SELECT note_id, alias, kind FROM aliases").fetchall()
+        else:
+            ids = list(note_ids)
+            if not ids:
+                return []
+            with id_table(self.conn, ids) as table:
+                rows = self.conn.execute(
+                    f"SELECT id, root, rel, title, slug FROM notes WHERE id IN "
+                    f"(SELECT id FROM {table})"
+                ).fetchall()
+                alias_rows = self.conn.execute(
+                    f"SELECT note_id, alias, kind FROM aliases WHERE note_id IN "
+                    f"(SELECT id FROM {table})"
+                ).fetchall()
+        names: dict[int, list[str]] = {}
+        urls: dict[int, list[str]] = {}
+        for note_id, alias, kind in alias_rows:
+            (names if kind == "name" else urls).setdefault(note_id, []).append(alias)
+        return [
+            NoteName(
+                row[0],
+                row[1],
+                row[2],
+                row[3],
+                row[4],
+                tuple(names.get(row[0], ())),
+                tuple(urls.get(row[0], ())),
+            )
+            for row in rows
+        ]
+
+    def search_documents(self, note_ids: Iterable[int]) -> list[tuple[int, SearchDocument]]:
+        """The search documents of stored notes, exactly as ``document_of`` made them."""
+        documents = []
+        for note_id in note_ids:
+            row = self.conn.execute(
+                "SELECT n.path, n.title, t.text_z, t.code_z FROM notes n "
+                "LEFT JOIN note_texts t ON t.note_id = n.id WHERE n.id = ?",
+                (note_id,),
+            ).fetchone()
+            if row is None:
+                continue
+            path, title, text_z, code_z = row
+            documents.append(
+                (
+                    note_id,
+                    search_document(
+                        title,
+                        [a.alias for a in self.aliases(note_id) if a.kind == "name"],
+                        self.terms.of_note("tags", note_id),
+                        self.terms.of_note("series", note_id),
+                        self.terms.of_note("categories", note_id),
+                        [h.text for h in self.headings(note_id)],
+                        unpack_text(text_z, path),
+                        unpack_text(code_z, path),
+                    ),
+                )
+            )
+        return documents
+
+    # -- what ingest compares with the files ---------------------------------------------
+
+    def file_stamps(self, prefix: str = "") -> dict[str, FileStamp]:
+        """Stamps of stored notes and skipped files whose path starts with ``prefix``
+        (compared exactly: `Docs/` is not `docs/`)."""
+        where = "substr(path, 1, ?) = ?"
+        stamps = {
+            row[0]: FileStamp(row[1], row[2], row[3], row[4])
+            for row in self.conn.execute(
+                f"SELECT path, id, size, mtime_ns, hash FROM notes WHERE {where}",
+                (len(prefix), prefix),
+            )
+        }
+        for row in self.conn.execute(
+            f"SELECT path, size, mtime_ns FROM skipped_files WHERE {where}", (len(prefix), prefix)
+        ):
+            stamps.setdefault(row[0], FileStamp(None, row[1], row[2], ""))
+        return stamps
+
+    def changes_since(self, generation: int) -> tuple[list[int], list[int]]:
+        """Note ids changed and note ids removed after ``generation``: how an index catches up."""
+        changed = [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT id FROM notes WHERE generation > ? ORDER BY id", (generation,)
+            )
+        ]
+        removed = [
+            row[0]
+            for row in self.conn.execute(
+                "SELECT note_id FROM tombstones WHERE generation > ? ORDER BY note_id",
+                (generation,),
+            )
+        ]
+        return changed, removed
+
+    # -- writes (inside a transaction) ---------------------------------------------------
+
+    def write(self, records: list[NoteRecord], generation: int) -> list[int]:
+        """Insert or replace notes by path, with their tags, aliases, headings and links."""
+        if not records:
+            return []
+        import sqlite_utils
+
+        db = sqlite_utils.Database(self.conn)
+        ids = self._upsert_rows(records, generation)
+        self._delete_children(ids)
+        for kind in TERM_KINDS:
+            self.terms.write(
+                kind,
+                (
+                    (note_id, getattr(r.parsed, kind))
+                    for r, note_id in zip(records, ids, strict=True)
+                ),
+            )
+        db.table("aliases").insert_all(
+            {"note_id": note_id, "alias": alias, "kind": kind}
+            for record, note_id in zip(records, ids, strict=True)
+            for kind, values in (
+                ("name", record.parsed.name_aliases),
+                ("url", record.parsed.url_aliases),
+            )
+            for alias in values
+        )
+        db.table("headings").insert_all(
+            {
+                "note_id": note_id,
+                "position": position,
+                "level": h.level,
+                "text": h.text,
+                "slug": h.slug,
+                "line": h.line,
+            }
+            for record, note_id in zip(records, ids, strict=True)
+            for position, h in enumerate(record.parsed.headings)
+        )
+        db.table("links").insert_all(
+            {
+                "source_id": note_id,
+                "target": link.target,
+                "anchor": link.anchor,
+                "kind": link.kind,
+                "rel": link.rel,
+                "text": link.text,
+                "line": link.line,
+                "target_id": None,
+            }
+            for record, note_id in zip(records, ids, strict=True)
+            for link in record.parsed.links
+        )
+        for record in records:
+            self.problems.replace(record.path, record.parsed.problems)
+        self.conn.executemany(
+            "DELETE FROM skipped_files WHERE path = ?", [(r.path,) for r in records]
+        )
+        return ids
+
+    def _upsert_rows(self, records: list[NoteRecord], generation: int) -> list[int]:
+        ids = []
+        for record in records:
+            note = record.parsed
+            values = {
+                "path": record.path,
+                "root": record.root,
+                "rel": record.rel,
+                "title": note.title,
+                "date": note.date,
+                "draft": int(note.draft),
+                "slug": note.slug,
+                "hash": record.hash,
+                "mtime_ns": record.mtime_ns,
+                "size": record.size,
+                "encoding": record.encoding,
+                "word_count": note.word_count,
+                "summary": note.summary,
+                "front_matter": json.dumps(note.front_matter, ensure_ascii=False),
+                "generation": generation,
+            }
+            columns = ", ".join(values)
+            placeholders = ", ".join(f":{c}" for c in values)
+            updates = ", ".join(f"{c} = excluded.{c}" for c in values if c != "path")
+            row = self.conn.execute(
+                f"INSERT INTO notes ({columns}) VALUES ({placeholders}) "
+                f"ON CONFLICT(path) DO UPDATE SET {updates} RETURNING id",
+                values,
+            ).fetchone()
+            ids.append(int(row[0]))
+        self.conn.executemany(
+            "INSERT OR REPLACE INTO note_texts(note_id, text_z, code_z) VALUES (?, ?, ?)",
+            [
+                (note_id, pack_text(r.parsed.text), pack_text(r.parsed.code))
+                for note_id, r in zip(ids, records, strict=True)
+            ],
+        )
+        return ids
+
+    def _delete_children(self, ids: list[int]) -> None:
+        params = [(i,) for i in ids]
+        for table in ("note_tags", "note_series", "note_categories", "aliases", "headings"):
+            self.conn.executemany(f"DELETE FROM {table} WHERE note_id = ?", params)
+        self.conn.executemany("DELETE FROM links WHERE source_id = ?", params)
+
+    def touch(self, path: str, size: int, mtime_ns: int) -> None:
+        """The file's stamp changed but its content did not."""
+        self.conn.execute(
+            "UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
+        )
+
+    def move(
+        self,
+        note_id: int,
+        path: str,
+        root: str,
+        rel: str,
+        size: int,
+        mtime_ns: int,
+        generation: int,
+    ) -> str:
+        """A renamed file: same note, new path. Returns the old path."""
+        old = self.conn.execute("SELECT path FROM notes WHERE id = ?", (note_id,)).fetchone()[0]
+        self.conn.execute(
+            "UPDATE notes SET path = ?, root = ?, rel = ?, size = ?, mtime_ns = ?, "
+            "generation = ? WHERE id = ?",
+            (path, root, rel, size, mtime_ns, generation, note_id),
+        )
+        self.conn.execute("UPDATE problems SET path = ? WHERE path = ?", (path, old))
+        return str(old)
+
+    def remove(self, paths: Iterable[str], generation: int) -> int:
+        """Delete notes by path, leaving tombstones so derived indexes can follow."""
+        removed = 0
+        for path in paths:
+            row = self.conn.execute("SELECT id FROM notes WHERE path = ?", (path,)).fetchone()
+            self.conn.execute("DELETE FROM problems WHERE path = ?", (path,))
+            self.conn.execute("DELETE FROM skipped_files WHERE path = ?", (path,))
+            if row is None:
+                continue
+            self.conn.execute(
+                "INSERT OR REPLACE INTO tombstones(note_id, path, generation) VALUES (?, ?, ?)",
+                (row[0], path, generation),
+            )
+            self.conn.execute("DELETE FROM notes WHERE id = ?", (row[0],))
+            removed += 1
+        return removed
+
+    def mark_skipped(self, path: str, size: int, mtime_ns: int, problems: list[Problem]) -> bool:
+        """Remember a file that is not a note. Returns True if it was a note until now."""
+        was_note = self.conn.execute("SELECT 1 FROM notes WHERE path = ?", (path,)).fetchone()
+        self.conn.execute(
+            "INSERT OR REPLACE INTO skipped_files(path, size, mtime_ns) VALUES (?, ?, ?)",
+            (path, size, mtime_ns),
+        )
+        self.problems.replace(path, problems)
+        return was_note is not None
+
+
+def pack_text(text: str) -> bytes:
+    """Note text is kept compressed: it is read only for snippets, and halving it keeps
+    the database under twice the size of the notes."""
+    return zlib.compress(text.encode("utf-8"), 6)
+
+
+def unpack_text(blob: bytes | None, path: str = "") -> str:
+    """The text ``pack_text`` stored; ``path`` names the note when it is damaged."""
+    try:
+        return zlib.decompress(blob).decode("utf-8") if blob else ""
+    except (zlib.error, UnicodeDecodeError) as exc:
+        raise StoreError(
+            f"the stored text of {path or 'a note'} is damaged ({exc}); "
+            "'kb ingest --rebuild' recreates the store"
+        ) from None
+
+
+def _note_text(row: Any) -> NoteText | None:
+    """A note row with ``text`` and ``code`` unpacked from their packed columns."""
+    if row is None:
+        return None
+    (
+        note_id, path, root, rel, title, date, draft, slug, hash_, mtime_ns, size,
+        encoding, word_count, summary, front_matter, generation, text_z, code_z,
+    ) = row  # fmt: skip
+    return NoteText(
+        note_id, path, root, rel, title, date, bool(draft), slug, hash_, mtime_ns, size,
+        encoding, word_count, summary, front_matter, generation,
+        text=unpack_text(text_z, path), code=unpack_text(code_z, path),
+    )  # fmt: skip

@@ -1,0 +1,184 @@
+"""What the store returns and takes: frozen rows named for what they hold.
+
+Nothing outside ``kb.store`` sees a ``sqlite3.Row``; each query builds one of these."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kb.models import ParsedNote
+
+
+@dataclass(frozen=True, slots=True)
+class FileStamp:
+    """What the store remembers of a file, to tell unchanged files with one stat."""
+
+    note_id: int | None  # None for a skipped (non-note) file
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRecord:
+    """A parsed note with the facts about its file, ready to write."""
+
+    path: str
+    root: str
+    rel: str
+    hash: str
+    mtime_ns: int
+    size: int
+    encoding: str
+    parsed: ParsedNote
+    streams: tuple[str, ...] | None = None  # search tokens, made in the worker process
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRow:
+    """A stored note: every column of ``notes``."""
+
+    id: int
+    path: str  # relative to its root's parent: the note's identity
+    root: str
+    rel: str  # path inside the root
+    title: str
+    date: str | None
+    draft: bool
+    slug: str | None
+    hash: str
+    mtime_ns: int
+    size: int
+    encoding: str
+    word_count: int
+    summary: str
+    front_matter: str  # JSON
+    generation: int  # the store generation that last changed it
+
+
+@dataclass(frozen=True, slots=True)
+class NoteText(NoteRow):
+    """A stored note with its plain text and its code blocks, unpacked."""
+
+    text: str
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class NoteListRow:
+    """A note in a listing (all notes, a series)."""
+
+    id: int
+    path: str
+    title: str
+    date: str | None
+    draft: bool
+    word_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecentRow:
+    """A note among the newest, with its summary."""
+
+    id: int
+    path: str
+    title: str
+    date: str | None
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeadingRow:
+    level: int
+    text: str
+    slug: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class AliasRow:
+    alias: str
+    kind: str  # name | url
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    """A link as written in its source note, with where it was resolved to."""
+
+    id: int
+    source_id: int
+    target: str  # as written, without the #anchor
+    anchor: str
+    kind: str
+    rel: str  # front-matter key of a typed link, else ''
+    text: str
+    line: int
+    target_id: int | None  # None when it leads to no note
+    status: str  # resolved | ambiguous | missing-heading | broken | external | attachment | new
+
+
+@dataclass(frozen=True, slots=True)
+class OutgoingLinkRow(LinkRow):
+    """A link from a note, with the note it leads to (if any)."""
+
+    target_path: str | None
+    target_title: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class BacklinkRow(LinkRow):
+    """A link to a note, with the note it comes from."""
+
+    source_path: str
+    source_title: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkProblemRow:
+    """A broken, ambiguous or missing-heading link, for ``kb check``."""
+
+    path: str  # of the note that holds the link
+    line: int
+    kind: str
+    target: str
+    anchor: str
+    status: str
+    target_path: str | None  # the note chosen (ambiguous) or lacking the heading
+
+
+@dataclass(frozen=True, slots=True)
+class ProblemRow:
+    """A warning about a note or a file that could not become one."""
+
+    path: str
+    kind: str
+    message: str
+    line: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class GraphEdgeRow:
+    """A resolved link between two different notes (one per kind and relation)."""
+
+    source_id: int
+    target_id: int
+    kind: str
+    rel: str
+
+
+@dataclass(frozen=True, slots=True)
+class SharedTerm:
+    """Another note with a tag (or series, category) of this one, and how common it is."""
+
+    note_id: int
+    name: str
+    notes_with_it: int
+
+
+@dataclass(frozen=True, slots=True)
+class CoLinked:
+    """Another note linking to the same note as this one, or linked from the same note."""
+
+    note_id: int
+    shared_id: int
+    shared_degree: int  # how many links the shared note has on that side

@@ -1,0 +1,173 @@
+"""The schema: tables, ``PRAGMA user_version`` and the migrations between versions."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from kb.errors import StoreError
+from kb.store.connection import transaction
+
+SCHEMA_VERSION = 2
+TERM_KINDS = ("tags", "series", "categories")
+
+# tags, series and categories: one table of names each, and a link table in which each note
+# keeps its own spelling (the name table keeps the first spelling it saw).
+_TERM_TABLES = "".join(
+    f"""CREATE TABLE {kind} (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE COLLATE NOCASE);
+CREATE TABLE note_{kind} (
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    {kind}_id INTEGER NOT NULL REFERENCES {kind}(id),
+    name TEXT NOT NULL,
+    PRIMARY KEY (note_id, {kind}_id)
+);
+CREATE INDEX note_{kind}_term ON note_{kind}({kind}_id);
+"""
+    for kind in TERM_KINDS
+)
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE notes (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL UNIQUE,          -- the note's id: relative to its root
+    root TEXT NOT NULL,
+    rel TEXT NOT NULL,                  -- path inside the root
+    title TEXT NOT NULL,
+    date TEXT,
+    draft INTEGER NOT NULL DEFAULT 0,
+    slug TEXT,
+    hash TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    encoding TEXT NOT NULL,
+    word_count INTEGER NOT NULL,
+    summary TEXT NOT NULL,
+    front_matter TEXT NOT NULL,         -- JSON
+    generation INTEGER NOT NULL         -- store generation that last changed this note
+);
+CREATE INDEX notes_generation ON notes(generation);
+CREATE INDEX notes_date ON notes(date);
+CREATE INDEX notes_title ON notes(lower(title));
+CREATE TABLE note_texts (              -- apart from notes, so scans of notes stay small
+    note_id INTEGER PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+    text_z BLOB NOT NULL,               -- plain text, zlib-compressed (see pack_text)
+    code_z BLOB NOT NULL                -- code blocks, zlib-compressed
+);
+CREATE INDEX notes_hash ON notes(hash);
+CREATE TABLE tombstones (
+    note_id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,
+    generation INTEGER NOT NULL
+);
+CREATE INDEX tombstones_generation ON tombstones(generation);
+{term_tables}CREATE TABLE aliases (
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    alias TEXT NOT NULL,
+    kind TEXT NOT NULL                  -- name | url
+);
+CREATE INDEX aliases_note ON aliases(note_id);
+CREATE INDEX aliases_alias ON aliases(alias COLLATE NOCASE);
+CREATE TABLE headings (
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    level INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    slug TEXT NOT NULL,
+    line INTEGER NOT NULL
+);
+CREATE INDEX headings_note ON headings(note_id);
+CREATE TABLE links (
+    id INTEGER PRIMARY KEY,
+    source_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    target TEXT NOT NULL,               -- as written, without the #anchor
+    anchor TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    rel TEXT NOT NULL,                  -- front-matter key of a typed link, else ''
+    text TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    target_id INTEGER REFERENCES notes(id) ON DELETE SET NULL,  -- resolved note, NULL if none
+    status TEXT NOT NULL DEFAULT 'new', -- resolved | ambiguous | missing-heading | broken
+                                        -- | external | attachment | new (not yet resolved)
+    target_key INTEGER NOT NULL DEFAULT 0  -- hash of the name or path it looks up (key_hash)
+);
+CREATE INDEX links_source ON links(source_id);
+CREATE INDEX links_target ON links(target_id);
+CREATE INDEX links_key ON links(target_key);
+CREATE TABLE problems (
+    id INTEGER PRIMARY KEY,
+    path TEXT NOT NULL,                 -- a note path, or a file that could not become one
+    kind TEXT NOT NULL,
+    message TEXT NOT NULL,
+    line INTEGER
+);
+CREATE INDEX problems_path ON problems(path);
+CREATE TABLE skipped_files (           -- files that are not notes, so unchanged ones cost a stat
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL
+);
+INSERT INTO meta(key, value) VALUES ('generation', '0');
+INSERT INTO meta(key, value) VALUES ('store_id', lower(hex(randomblob(8))));
+""".replace("{term_tables}", _TERM_TABLES)
+
+# Schema 1 was never released in a stable shape (it changed while kb was being built),
+# so a version-1 store is started over: its notes are read again by the same ingest.
+_RESET = "RESET"
+MIGRATIONS: dict[int, str] = {2: _RESET}
+
+
+def version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def check_version(conn: sqlite3.Connection) -> None:
+    """Refuse a store this kb cannot read as it is."""
+    found = version(conn)
+    if found > SCHEMA_VERSION:
+        raise StoreError(f"the store was written by a newer kb (schema {found}); upgrade kb")
+    if found < SCHEMA_VERSION:
+        raise StoreError("the store is from an older kb: run 'kb ingest' to upgrade it")
+
+
+def migrate(conn: sqlite3.Connection) -> None:
+    """Bring the schema to SCHEMA_VERSION, each step in one transaction."""
+    current = version(conn)
+    if current > SCHEMA_VERSION:
+        check_version(conn)
+    if current == 0:  # a new store: today's schema at once
+        with transaction(conn):
+            _create(conn)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        return
+    for step in range(current + 1, SCHEMA_VERSION + 1):
+        with transaction(conn):
+            if MIGRATIONS[step] == _RESET:
+                _drop_everything(conn)
+                _create(conn)
+            else:
+                for statement in _statements(MIGRATIONS[step]):
+                    conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {step}")
+
+
+def _create(conn: sqlite3.Connection) -> None:
+    for statement in _statements(_SCHEMA):
+        conn.execute(statement)
+
+
+def _drop_everything(conn: sqlite3.Connection) -> None:
+    # Virtual tables first: dropping one drops its shadow tables with it.
+    for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE sql LIKE 'CREATE VIRTUAL TABLE%' "
+        "ORDER BY length(name) DESC"
+    ).fetchall():
+        conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+    for (name,) in conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchall():
+        conn.execute(f'DROP TABLE IF EXISTS "{name}"')
+
+
+def _statements(script: str) -> list[str]:
+    """Split a schema script into statements (none of ours holds a ';' inside a string)."""
+    return [s.strip() for s in script.split(";") if s.strip()]
