@@ -56,7 +56,7 @@ started = time.perf_counter()
 import asyncio, json, sys
 from kb.knowledge_base import KnowledgeBase
 from kb.tui.app import make_app
-from kb.tui.screens import SearchScreen
+from kb.tui.search_screen import SearchScreen
 
 kb_dir, queries = sys.argv[1], json.loads(sys.argv[2])
 shown = {}

@@ -33,6 +33,25 @@ class NoteSummary:
 
 
 @dataclass(frozen=True, slots=True)
+class NoteChoice:
+    """A note as the command palette lists it."""
+
+    id: int
+    title: str
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class NotePreview:
+    """A note's stored plain text, cheap to show beside the search results."""
+
+    id: int
+    title: str
+    path: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class PageLink:
     """One link of a page, as the link list shows it."""
 

@@ -9,17 +9,26 @@ from pathlib import Path
 from textual import work
 from textual.app import App, SuspendNotSupported
 from textual.binding import Binding
+from textual.command import Provider
 from textual.content import Content
+from textual.widgets import Static
 
 from kb.browse import editor_command
 from kb.errors import IngestLocked, KbError
 from kb.knowledge_base import KnowledgeBase
-from kb.tui.commands import NoteCommands
+from kb.text import strip_controls
 from kb.tui.messages import IngestProgress, NotesChanged, OpenNote
-from kb.tui.screens import NoteScreen, SearchScreen, TitleDialog
-from kb.tui.widgets import plain
 
 WATCH_SECONDS = 3.0
+
+# The screens, dialogs and palette import KbApp (for their typed ``app``), so the app
+# imports them when it first needs them, not at the top.
+
+
+def _note_commands() -> type[Provider]:
+    from kb.tui.commands import NoteCommands
+
+    return NoteCommands
 
 
 class KbApp(App[None]):
@@ -27,7 +36,7 @@ class KbApp(App[None]):
 
     TITLE = "kb"
     CSS_PATH = "kb.tcss"
-    COMMANDS = App.COMMANDS | {NoteCommands}
+    COMMANDS = App.COMMANDS | {_note_commands}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
         Binding("question_mark", "toggle_help", "Help", id="help"),
@@ -36,65 +45,85 @@ class KbApp(App[None]):
     def __init__(self, kb: KnowledgeBase, watch: bool = True) -> None:
         super().__init__()
         self.kb = kb
-        # One SQLite connection, used from worker threads one at a time.
-        self.kb_lock = threading.RLock()
-        self.watch = watch
+        self.watch_files = watch  # re-ingest every WATCH_SECONDS
+        # One ingest at a time from this app: an edit waits for a running refresh rather
+        # than fail on the core's ingest lock. Reads never take it.
+        self._one_ingest = threading.Lock()
 
     def on_mount(self) -> None:
+        from kb.tui.note_screen import NoteScreen
+        from kb.tui.search_screen import SearchScreen
+
         self.install_screen(SearchScreen(), "search")
         self.install_screen(NoteScreen(), "note")
         self.push_screen("search")
-        if self._store_needs_ingest():
-            self.reindex(first=True)
-        if self.watch:
+        self.start_up()
+        if self.watch_files:
             self.set_interval(WATCH_SECONDS, self.reindex, name="watch")
 
-    def _store_needs_ingest(self) -> bool:
+    @work(thread=True, exclusive=True, group="ingest")
+    def start_up(self) -> None:
         """No store yet, or one from an older kb: the first ingest builds or upgrades it."""
         try:
-            with self.kb_lock:
-                self.kb.store  # noqa: B018 - opening it checks its version
+            self.kb.check_ready()
         except KbError:
-            return True
-        return False
+            self._ingest(first=True)
 
     # -- opening notes -------------------------------------------------------------------
 
     def on_open_note(self, message: OpenNote) -> None:
-        note_screen = self.get_screen("note")
+        from kb.tui.note_screen import NoteScreen
+
+        note_screen = self.get_screen("note", NoteScreen)
         if self.screen is not note_screen:
             self.push_screen("note")
-        note_screen.show(message.note_id, message.anchor)  # type: ignore[attr-defined]
+        note_screen.show(message.note_id, message.anchor)
 
     # -- keeping up with the notes ----------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="ingest")
-    def reindex(self, first: bool = False, paths: list[Path] | None = None) -> None:
-        """Ingest (all notes, or ``paths``); the screens refresh if anything changed."""
+    def reindex(self, first: bool = False) -> None:
+        """Ingest every note; the screens refresh if anything changed."""
+        self._ingest(first)
+
+    def _ingest(self, first: bool) -> None:
+        """In a worker. ``first``: with progress, after any ingest of ours still running;
+        else (the watch timer) a tick that finds an ingest running leaves it to the next."""
 
         def progress(done: int, total: int) -> None:
             self.post_message(IngestProgress(done, total))
 
-        try:
-            with self.kb_lock:
-                stats = self.kb.ingest(
-                    paths, progress=progress if first else None, lock_wait=0 if not first else None
-                )
-        except IngestLocked:
-            return  # someone else is ingesting; the next tick catches up
-        except KbError as exc:
-            self.call_from_thread(self.notify, plain(str(exc)), severity="error")
+        if not self._one_ingest.acquire(blocking=first):
             return
+        try:
+            stats = self.kb.ingest(
+                progress=progress if first else None, lock_wait=None if first else 0
+            )
+        except IngestLocked:
+            return  # another process is ingesting; the next tick catches up
+        except KbError as exc:
+            self._tell_error(exc)
+            return
+        finally:
+            self._one_ingest.release()
         if stats.changed or first:
             self.call_from_thread(self.refresh_screens)
         if first:
             self.call_from_thread(
-                self.notify, Content(f"Indexed {stats.added} notes ({stats.warnings} warnings)")
+                self.notify,
+                f"Indexed {stats.added} notes ({stats.warnings} warnings)",
+                markup=False,
             )
+
+    def _tell_error(self, error: KbError) -> None:
+        """From a worker: show a core error (it may quote note text, never markup)."""
+        self.call_from_thread(
+            self.notify, strip_controls(str(error)), severity="error", markup=False
+        )
 
     def on_ingest_progress(self, message: IngestProgress) -> None:
         if self.screen.id == "search":
-            self.screen.query_one("#status").update(  # type: ignore[attr-defined]
+            self.screen.query_one("#status", Static).update(
                 Content(f"indexing {message.done}/{message.total} notes …")
             )
 
@@ -122,24 +151,30 @@ class KbApp(App[None]):
             # Headless (tests, pipes): the editor needs no terminal of ours.
             subprocess.run(command, check=False, stdin=subprocess.DEVNULL)
         except OSError as exc:
-            self.notify(plain(f"cannot start the editor {command[0]}: {exc}"), severity="error")
+            self.notify(
+                strip_controls(f"cannot start the editor {command[0]}: {exc}"),
+                severity="error",
+                markup=False,
+            )
             return False
         return True
 
     @work(thread=True, exclusive=True, group="ingest")
     def after_edit(self, path: Path, open_it: bool = False) -> None:
         try:
-            with self.kb_lock:
+            with self._one_ingest:
                 self.kb.ingest_file(path)
-                found = self.kb.find_note(str(path)) if open_it else None
+            found = self.kb.find_note(str(path)) if open_it else None
         except KbError as exc:
-            self.call_from_thread(self.notify, plain(str(exc)), severity="error")
+            self._tell_error(exc)
             return
         self.call_from_thread(self.refresh_screens)
         if found is not None:
             self.post_message(OpenNote(found.id))
 
     def action_new_note(self, title: str = "") -> None:
+        from kb.tui.dialogs import TitleDialog
+
         if title:
             self._create_note(title)
         else:
@@ -151,7 +186,7 @@ class KbApp(App[None]):
         try:
             path = self.kb.new_note(title)
         except KbError as exc:
-            self.notify(plain(str(exc)), severity="error")
+            self.notify(strip_controls(str(exc)), severity="error", markup=False)
             return
         self._run_editor(path)
         self.after_edit(path, open_it=True)  # the file exists either way: show it

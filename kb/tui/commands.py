@@ -5,27 +5,32 @@ from __future__ import annotations
 import asyncio
 from functools import partial
 
-from textual.command import Hit, Hits, Provider
+from textual.command import Hit, Hits, Matcher, Provider
 from textual.content import Content
 
+from kb.knowledge_base import KnowledgeBase
 from kb.text import one_line
+from kb.tui.app import KbApp
 from kb.tui.messages import OpenNote
 
 
 class NoteCommands(Provider):
     """Every note, by title and path."""
 
+    @property
+    def kb(self) -> KnowledgeBase:
+        app = self.app
+        assert isinstance(app, KbApp)  # the palette only opens inside kb's app
+        return app.kb
+
     async def startup(self) -> None:
-        # In a thread: the store's lock may be held by an ingest; the palette must open.
+        # In a thread: reading every title is a core call, and the UI must not wait for it.
         self.notes = await asyncio.to_thread(self._load)
 
     def _load(self) -> list[tuple[int, str, str]]:
-        app = self.app
-        with app.kb_lock:  # type: ignore[attr-defined]
-            return [
-                (row["id"], one_line(row["title"]), one_line(row["path"]))
-                for row in app.kb.store.notes()  # type: ignore[attr-defined]
-            ]
+        return [
+            (note.id, one_line(note.title), one_line(note.path)) for note in self.kb.note_choices()
+        ]
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -42,7 +47,7 @@ class NoteCommands(Provider):
                 )
 
     @staticmethod
-    def _highlight(matcher, candidate: str) -> Content:
+    def _highlight(matcher: Matcher, candidate: str) -> Content:
         # Matcher.highlight parses its text as markup; note titles must never be markup.
         content = Content(candidate)
         _, offsets = matcher.fuzzy_search.match(matcher.query, candidate)

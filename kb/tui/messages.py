@@ -1,41 +1,45 @@
-"""Messages widgets post to say what the user wants; screens act on them."""
+"""Messages widgets post to say what the user wants; screens act on them.
+
+Dataclasses (as posting does): the fields are the message's whole meaning, and Textual's
+``Message.__post_init__`` sets up the rest."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from textual.message import Message
 
 
+@dataclass
 class OpenNote(Message):
     """Show this note (from a result, a connection, a series, the palette)."""
 
-    def __init__(self, note_id: int, anchor: str = "") -> None:
-        super().__init__()
-        self.note_id = note_id
-        self.anchor = anchor
+    note_id: int
+    anchor: str = ""
 
 
+@dataclass
 class FollowLink(Message):
     """Follow a link written in the current note (clicked or chosen in the link list)."""
 
-    def __init__(self, href: str) -> None:
-        super().__init__()
-        self.href = href
+    href: str
 
 
+@dataclass
 class FilterByTag(Message):
-    """Narrow the results to a tag (and the tags below it)."""
+    """Narrow the results to a tag (and the tags below it); None shows every note."""
 
-    def __init__(self, tag: str | None) -> None:
-        super().__init__()
-        self.tag = tag
+    tag: str | None
 
 
+@dataclass
 class NotesChanged(Message):
     """The store changed (an ingest ran): what is on screen may be stale."""
 
 
+@dataclass
 class IngestProgress(Message):
-    def __init__(self, done: int, total: int) -> None:
-        super().__init__()
-        self.done = done
-        self.total = total
+    """A first ingest has read ``done`` of ``total`` note files."""
+
+    done: int
+    total: int

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.content import Content
 from textual.widgets import OptionList, Tree
 from textual.widgets.option_list import Option
+from textual.widgets.tree import TreeNode
 
 from kb.browse import NoteSummary, PageLink, TagNode
 from kb.connections import Backlink, Mention, Related
@@ -18,12 +19,6 @@ from kb.tui.messages import FilterByTag, FollowLink, OpenNote
 
 HIGHLIGHT = "bold $accent"
 DIM = "dim"
-
-
-def plain(text: str) -> Content:
-    """Note text (or a message quoting it) as Content: never markup, never terminal
-    controls (they would reach the terminal as they are), bidi controls made visible."""
-    return Content(strip_controls(text))
 
 
 def highlighted(text: str, spans: list[tuple[int, int]], style: str = "") -> Content:
@@ -122,7 +117,7 @@ class TagTree(Tree[str]):
             self._add(self.root, node)
         self.root.expand()
 
-    def _add(self, parent, node: TagNode) -> None:
+    def _add(self, parent: TreeNode[str], node: TagNode) -> None:
         label = Text.assemble(one_line(node.name), (f"  {node.count}", "dim"))
         if node.children:
             branch = parent.add(label, data=node.tag)

@@ -1,0 +1,321 @@
+"""The note screen: one note rendered, with its outline, its links, backlinks, mentions,
+related notes and series beside it. Core calls run in thread workers, never on the UI thread."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import cast
+from urllib.parse import unquote
+
+from textual import getters, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Markdown, OptionList, Static, TabbedContent, TabPane
+from textual.widgets._markdown import MarkdownHeader
+from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
+
+from kb.browse import Follow, History, NotePage, NoteSummary, split_for_display
+from kb.connections import Connections
+from kb.errors import KbError
+from kb.text import one_line, slugify, strip_controls
+from kb.tui.app import KbApp
+from kb.tui.messages import FollowLink, NotesChanged, OpenNote
+from kb.tui.search_screen import WIDE
+from kb.tui.widgets import DIM, ConnectionList, LinkList, markdown_parser
+
+# Each series the note is in, with its notes in date order (KnowledgeBase.series).
+Series = list[tuple[str, list[NoteSummary]]]
+
+
+class NoteScreen(Screen[None]):
+    """One note, rendered, with everything it connects to beside it."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Search", id="search"),
+        Binding("alt+left,backspace", "back", "Back", id="back"),
+        Binding("alt+right", "forward", "Forward", id="forward"),
+        Binding("ctrl+e", "edit", "Edit", id="edit"),
+        Binding("ctrl+l", "focus_links", "Links", id="links"),
+        Binding("ctrl+o", "toggle_outline", "Outline", id="outline"),
+        Binding("ctrl+b", "focus_connections", "Connections", id="connections"),
+        Binding("left_square_bracket", "series(-1)", "Prev in series", id="prev"),
+        Binding("right_square_bracket", "series(1)", "Next in series", id="next"),
+        Binding("ctrl+y", "copy_link", "Copy URL", id="copy"),
+    ]
+
+    app = getters.app(KbApp)
+    breadcrumb = getters.query_one("#breadcrumb", Static)
+    outline = getters.query_one("#outline", OptionList)
+    document = getters.query_one("#doc", Markdown)
+    scroller = getters.query_one("#document", VerticalScroll)
+    side = getters.query_one("#side", TabbedContent)
+    links = getters.query_one("#links", LinkList)
+
+    def __init__(self) -> None:
+        super().__init__(id="note")
+        self.history = History()
+        self.page: NotePage | None = None
+        self.series_order: list[int] = []
+        self.titles: dict[int, str] = {}
+        self.mounted = asyncio.Event()  # a note can arrive before the screen is built
+
+    def on_mount(self) -> None:
+        self.mounted.set()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="breadcrumb")
+        with Horizontal(id="reader"):
+            yield OptionList(id="outline")
+            with VerticalScroll(id="document"):
+                yield Markdown(id="doc", open_links=False, parser_factory=markdown_parser)
+            with TabbedContent(id="side"):
+                with TabPane("Links", id="tab-links"):
+                    yield LinkList(id="links")
+                with TabPane("Backlinks", id="tab-backlinks"):
+                    yield ConnectionList(id="backlinks")
+                with TabPane("Mentions", id="tab-mentions"):
+                    yield ConnectionList(id="mentions")
+                with TabPane("Related", id="tab-related"):
+                    yield ConnectionList(id="related")
+                with TabPane("Series", id="tab-series"):
+                    yield ConnectionList(id="series")
+        yield Footer()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < WIDE, "-narrow")
+
+    # -- showing a note -------------------------------------------------------------------
+
+    def show(self, note_id: int, anchor: str = "", remember: bool = True) -> None:
+        if remember:
+            self.history.visit(note_id)
+        self.load(note_id, anchor)
+
+    @work(thread=True, exclusive=True, group="note")
+    def load(self, note_id: int, anchor: str) -> None:
+        worker = get_current_worker()
+        kb = self.app.kb
+        try:
+            page = kb.note_page(note_id)
+            series = kb.series(note_id)
+            titles = kb.titles(self.history.trail())
+        except KbError as exc:
+            self._tell_error(exc)
+            return
+        if worker.is_cancelled:
+            return
+        # call_from_thread awaits the coroutine; mypy cannot infer its type (Never).
+        show_page = cast("Callable[..., Awaitable[None] | None]", self.show_page)
+        self.app.call_from_thread(show_page, page, series, titles, anchor)
+        self.load_connections(note_id)
+
+    async def show_page(
+        self, page: NotePage, series: Series, titles: dict[int, str], anchor: str
+    ) -> None:
+        await self.mounted.wait()
+        reloading = self.page is not None and self.page.id == page.id and not anchor
+        self.page = page
+        self.titles = titles
+        self._show_breadcrumb()
+        self.outline.clear_options()
+        self.outline.add_options(
+            Option(Content("  " * (level - 1) + one_line(text))) for level, text, _ in page.headings
+        )
+        self.links.show_links(page.links)
+        series_list = self.query_one("#series", ConnectionList)
+        self.series_order = [n.id for _, notes in series[:1] for n in notes]
+        series_list.show_series(series[0][1] if series else [], page.id)
+        document = self.document
+        scroller = self.scroller
+        kept = scroller.scroll_y if reloading else 0  # a refresh keeps the reader's place
+        scroller.scroll_home(animate=False)
+        pieces = split_for_display(page.markdown)
+        # The first piece at once, the rest after the screen has been drawn: a long note
+        # is readable at the top while its end is still being laid out.
+        await document.update(pieces[0])
+        # An anchor whose heading is in a later piece waits for that piece.
+        pending = anchor if anchor and not self.goto_anchor(anchor) else ""
+        for piece in pieces[1:]:
+            if self.page is not page:
+                return
+            await document.append("\n\n" + piece)
+            if pending and self.goto_anchor(pending):
+                pending = ""
+        if kept:
+            scroller.scroll_to(y=kept, animate=False)
+        elif anchor and len(pieces) > 1:
+            # Once the whole note is laid out, jump again: pieces appended after the
+            # heading moved nothing above it, but the first jump may have come too early.
+            self.set_timer(0.1, lambda: self.goto_anchor(anchor))
+
+    def _show_breadcrumb(self) -> None:
+        trail = [one_line(self.titles.get(i, "?")) for i in self.history.trail()]
+        back = "◀ " if self.history.can_go_back else ""
+        forward = " ▶" if self.history.can_go_forward else ""
+        line = Content.assemble(
+            back,
+            (" › ".join(trail[:-1]) + (" › " if trail[:-1] else ""), DIM),
+            (trail[-1] if trail else "", "bold"),
+            forward,
+        )
+        self.breadcrumb.update(line)
+
+    @work(thread=True, exclusive=True, group="connections")
+    def load_connections(self, note_id: int) -> None:
+        worker = get_current_worker()
+        kb = self.app.kb
+        try:
+            connections = kb.connections(kb.note_ref(note_id))
+        except KbError:
+            return  # the note went away meanwhile: its page says so already, or will
+
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.show_connections, connections)
+
+    def show_connections(self, connections: Connections) -> None:
+        self.query_one("#backlinks", ConnectionList).show_backlinks(connections.backlinks)
+        self.query_one("#mentions", ConnectionList).show_mentions(connections.mentions)
+        self.query_one("#related", ConnectionList).show_related(connections.related)
+        tabs = self.side
+        for pane, count in (
+            ("tab-links", len(self.page.links) if self.page else 0),
+            ("tab-backlinks", len(connections.backlinks)),
+            ("tab-mentions", len(connections.mentions)),
+            ("tab-related", len(connections.related)),
+        ):
+            label = pane.removeprefix("tab-").capitalize()
+            tabs.get_tab(pane).label = Content(f"{label} {count}")
+
+    def goto_anchor(self, anchor: str) -> bool:
+        """Scroll to the heading an anchor names, by kb's own slugs (Chinese kept).
+        False while that heading is not on screen yet (a later piece of a long note)."""
+        if self.page is None:
+            return False
+        wanted = {unquote(anchor).casefold(), slugify(unquote(anchor))}
+        for index, (_, _, slug) in enumerate(self.page.headings):
+            if slug.casefold() in wanted:
+                return self.scroll_to_heading(index)
+        return True  # no such heading: nothing to wait for
+
+    def scroll_to_heading(self, index: int) -> bool:
+        headers = list(self.document.query(MarkdownHeader))
+        if index >= len(headers):
+            return False
+        scroller = self.scroller
+        # After the next refresh: a heading just appended has no place on screen yet.
+        self.call_after_refresh(scroller.scroll_to_widget, headers[index], top=True, animate=False)
+        return True
+
+    @on(OptionList.OptionSelected, "#outline")
+    def jump_to_heading(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.scroll_to_heading(event.option_index)
+
+    # -- following links --------------------------------------------------------------------
+
+    @on(Markdown.LinkClicked)
+    def link_clicked(self, event: Markdown.LinkClicked) -> None:
+        event.stop()
+        self.post_message(FollowLink(event.href))
+
+    @on(FollowLink)
+    def follow(self, message: FollowLink) -> None:
+        if self.page is not None:
+            self.resolve_link(self.page.id, message.href)
+
+    @work(thread=True, exclusive=True, group="follow")
+    def resolve_link(self, note_id: int, href: str) -> None:
+        try:
+            where = self.app.kb.follow(note_id, href)
+        except KbError as exc:
+            self._tell_error(exc)
+            return
+        self.app.call_from_thread(self.go, where)
+
+    def go(self, where: Follow) -> None:
+        if where.kind == "note" and where.note_id is not None:
+            self.show(where.note_id, where.anchor)
+        elif where.kind == "anchor":
+            self.goto_anchor(where.anchor)
+        elif where.kind == "external":
+            self.app.copy_to_clipboard(where.url)
+            self.notify(
+                strip_controls(f"External link (not opened), copied: {where.url}"), markup=False
+            )
+        else:
+            self.notify(
+                strip_controls(f"Unresolved link: {where.target}"),
+                severity="warning",
+                markup=False,
+            )
+
+    @on(OpenNote)
+    def open_note(self, message: OpenNote) -> None:
+        message.stop()
+        self.show(message.note_id, message.anchor)
+
+    # -- actions ------------------------------------------------------------------------
+
+    def action_back(self) -> None:
+        if self.history.can_go_back:
+            self.show(self.history.back() or 0, remember=False)
+
+    def action_forward(self) -> None:
+        if self.history.can_go_forward:
+            self.show(self.history.forward() or 0, remember=False)
+
+    def action_series(self, step: int) -> None:
+        if self.page is None or self.page.id not in self.series_order:
+            self.notify("This note is in no series")
+            return
+        index = self.series_order.index(self.page.id) + step
+        if 0 <= index < len(self.series_order):
+            self.show(self.series_order[index])
+
+    def action_edit(self) -> None:
+        if self.page is not None:
+            self.app.action_edit(self.page.file)
+
+    def action_focus_links(self) -> None:
+        self.side.active = "tab-links"
+        self.links.focus()
+
+    def action_focus_connections(self) -> None:
+        """Backlinks first; pressed again, the next list (mentions, related, series, links)."""
+        tabs = self.side
+        order = ["tab-backlinks", "tab-mentions", "tab-related", "tab-series", "tab-links"]
+        inside = self.focused is not None and tabs in self.focused.ancestors
+        if inside and tabs.active in order:
+            tabs.active = order[(order.index(tabs.active) + 1) % len(order)]
+        else:
+            tabs.active = order[0]
+        tabs.query_one(f"#{tabs.active} OptionList", OptionList).focus()
+
+    def action_toggle_outline(self) -> None:
+        outline = self.outline
+        outline.display = not outline.display
+        if outline.display:
+            outline.focus()
+
+    def action_copy_link(self) -> None:
+        links = self.links
+        if links.highlighted is None or not getattr(links, "links", None):
+            return
+        link = links.links[links.highlighted]
+        self.app.copy_to_clipboard(link.url or link.target)
+        self.notify(strip_controls(f"Copied {link.url or link.target}"), markup=False)
+
+    def on_notes_changed(self, _: NotesChanged) -> None:
+        if self.page is not None:
+            self.show(self.page.id, remember=False)
+
+    def _tell_error(self, error: KbError) -> None:
+        """From a worker: show a core error (it may quote note text, never markup)."""
+        self.app.call_from_thread(
+            self.notify, strip_controls(str(error)), severity="error", markup=False
+        )

@@ -1,0 +1,206 @@
+"""The search screen: the query box, the results (or the newest notes), a preview of the
+highlighted one, and the tag tree. Core calls run in thread workers, never on the UI thread."""
+
+from __future__ import annotations
+
+from textual import getters, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, Input, OptionList, Static
+from textual.worker import get_current_worker
+
+from kb.browse import NoteSummary
+from kb.errors import KbError, StoreError
+from kb.search import SearchResults
+from kb.text import one_line, strip_controls
+from kb.tui.app import KbApp
+from kb.tui.messages import FilterByTag, NotesChanged, OpenNote
+from kb.tui.widgets import DIM, ResultList, TagTree
+
+RESULTS = 50
+WIDE = 110  # columns from which the preview (and the outline) sit beside the list
+
+# What a search worker hands the screen: hits, the newest notes, or an error to show.
+Outcome = SearchResults | list[NoteSummary] | str
+
+
+class SearchScreen(Screen[None]):
+    """Type to search; results update on every keystroke."""
+
+    BINDINGS = [
+        Binding("down", "focus_results", "Results", show=False, id="results"),
+        Binding("ctrl+t", "toggle_tags", "Tags", id="tags"),
+        Binding("ctrl+n", "new_note", "New note", id="new"),
+        Binding("ctrl+r", "reindex", "Re-index", id="reindex"),
+        Binding("escape", "clear", "Clear", show=False, id="clear"),
+    ]
+
+    app = getters.app(KbApp)
+    query_input = getters.query_one("#query", Input)
+    status = getters.query_one("#status", Static)
+    results = getters.query_one("#results", ResultList)
+    preview = getters.query_one("#preview-body", Static)
+    tags = getters.query_one("#tags", TagTree)
+
+    def __init__(self) -> None:
+        super().__init__(id="search")
+        self.tag: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield TagTree("All notes", id="tags")
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield Input(placeholder='Search notes: words, "phrase", tag:x, -word …', id="query")
+                yield Static(id="status")
+                yield ResultList(id="results")
+            with VerticalScroll(id="preview"):
+                yield Static(id="preview-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.tags.display = False
+        self.query_input.focus()
+        self.refresh_results()
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < WIDE, "-narrow")
+
+    # -- searching --------------------------------------------------------------------
+
+    @property
+    def query_text(self) -> str:
+        text = self.query_input.value.strip()
+        if self.tag:
+            text = f"tag:{_quoted(self.tag)} {text}".strip()
+        return text
+
+    @on(Input.Changed, "#query")
+    def refresh_results(self) -> None:
+        self.search(self.query_text)
+
+    @work(thread=True, exclusive=True, group="search")
+    def search(self, text: str) -> None:
+        worker = get_current_worker()
+        kb = self.app.kb
+        outcome: Outcome
+        try:
+            outcome = kb.search(text, limit=RESULTS, prefix=True) if text else kb.recent(RESULTS)
+        except StoreError as exc:
+            outcome = f"{exc} (ctrl+r re-indexes; a damaged store needs kb ingest --rebuild)"
+        except KbError as exc:  # a query still being typed, such as an open quote
+            outcome = str(exc)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.show_outcome, text, outcome)
+
+    def show_outcome(self, text: str, outcome: Outcome) -> None:
+        if text != self.query_text:
+            return  # a newer keystroke is on its way
+        scope = f"  tag: {one_line(self.tag)}" if self.tag else ""
+        if isinstance(outcome, str):
+            self.results.clear_options()
+            self.status.update(Content.assemble((one_line(outcome), "$error")))
+        elif isinstance(outcome, SearchResults):
+            self.results.show_hits(outcome.hits)
+            suggestion = one_line(outcome.suggestion or "")  # a word from the notes
+            hint = f"  did you mean: {suggestion}?" if suggestion else ""
+            if outcome.warning:
+                hint += f"  ({outcome.warning})"
+            self.status.update(Content(f"{len(outcome.hits)} notes{scope}{hint}"))
+        else:
+            self.results.show_notes(outcome)
+            message = "newest notes" if outcome else self._empty_hint()
+            self.status.update(Content(f"{message}{scope}"))
+        self.show_preview()
+
+    def _empty_hint(self) -> str:
+        root = self.app.kb.notes_root
+        return f"no notes yet in {root}: press ctrl+n to write one, or add Markdown files"
+
+    @on(OptionList.OptionHighlighted, "#results")
+    def show_preview(self) -> None:
+        results = self.results
+        option = (
+            results.get_option_at_index(results.highlighted)
+            if results.highlighted is not None and results.option_count
+            else None
+        )
+        if option is None or not option.id:
+            self.preview.update("")
+            return
+        self.load_preview(int(option.id))
+
+    @work(thread=True, exclusive=True, group="preview")
+    def load_preview(self, note_id: int) -> None:
+        try:
+            note = self.app.kb.note_preview(note_id)
+        except KbError:
+            return  # the results say what is wrong with the store
+        if note is None:
+            return
+        # Cheap to show: the stored plain text, not a Markdown rendering.
+        content = Content.assemble(
+            (one_line(note.title), "bold"),
+            "\n",
+            (one_line(note.path), DIM),
+            "\n\n",
+            strip_controls(note.text[:1500]),
+        )
+        self.app.call_from_thread(self.preview.update, content)
+
+    # -- actions ------------------------------------------------------------------------
+
+    def action_focus_results(self) -> None:
+        self.results.focus()
+
+    def action_clear(self) -> None:
+        self.query_input.value = ""
+        self.query_input.focus()
+
+    @on(Input.Submitted, "#query")
+    def open_first(self) -> None:
+        results = self.results
+        option = (
+            results.get_option_at_index(results.highlighted or 0) if results.option_count else None
+        )
+        if option is not None and option.id:
+            self.post_message(OpenNote(int(option.id)))
+
+    def action_toggle_tags(self) -> None:
+        tree = self.tags
+        tree.display = not tree.display
+        if tree.display:
+            tree.focus()
+            self.load_tags()
+
+    @work(thread=True, exclusive=True, group="tags")
+    def load_tags(self) -> None:
+        try:
+            tags = self.app.kb.tag_tree()
+        except KbError as exc:
+            self.app.call_from_thread(
+                self.notify, strip_controls(str(exc)), severity="error", markup=False
+            )
+            return
+        self.app.call_from_thread(self.tags.show_tags, tags)
+
+    @on(FilterByTag)
+    def filter_by_tag(self, message: FilterByTag) -> None:
+        self.tag = message.tag
+        self.query_input.focus()
+        self.refresh_results()
+
+    def action_new_note(self) -> None:
+        self.app.action_new_note(self.query_input.value.strip())
+
+    def action_reindex(self) -> None:
+        self.app.action_reindex()
+
+    def on_notes_changed(self, _: NotesChanged) -> None:
+        self.refresh_results()
+
+
+def _quoted(tag: str) -> str:
+    return '"' + tag.replace('"', "") + '"'  # always: tags may hold spaces or parentheses
