@@ -135,20 +135,12 @@ def cli(ctx: click.Context, kb_dir: Path | None) -> None:
 )
 def init(directory: Path, make_default: bool) -> None:
     """Create a knowledge base in DIRECTORY: kb.yaml, notes/ and index/."""
-    from kb.config import CONFIG_NAME, INDEX_DIR
+    from kb.knowledge_base import KnowledgeBase
 
-    directory.mkdir(parents=True, exist_ok=True)
-    config = directory / CONFIG_NAME
-    if not config.exists():
-        config.write_text("# kb settings: see the README\nroots: [notes]\n", encoding="utf-8")
-    (directory / "notes").mkdir(exist_ok=True)
-    (directory / INDEX_DIR).mkdir(exist_ok=True)
-    click.echo(f"knowledge base ready in {directory.resolve()}")
-    if make_default:
-        from kb.locations import write_default_knowledge_base
-
-        where = write_default_knowledge_base(directory)
-        click.echo(f"set as the default knowledge base in {where}")
+    made = KnowledgeBase.init(directory, make_default)
+    click.echo(f"knowledge base ready in {made.home}")
+    if made.default_config is not None:
+        click.echo(f"set as the default knowledge base in {made.default_config}")
 
 
 @cli.command()

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from kb.graph import Graph
     from kb.ingest import IngestStats
     from kb.links import LinkIndex
+    from kb.locations import InitResult
     from kb.search import SearchResults
 
 ProgressCallback = Callable[[int, int], None]
@@ -489,6 +490,14 @@ class KnowledgeBase:
         """Open the store now: raises StoreError when there is none yet or it comes from an
         older kb (the first ingest builds or upgrades it)."""
         self._store  # noqa: B018 - opening it checks its version
+
+    @staticmethod
+    def init(directory: Path, make_default: bool = False) -> InitResult:
+        """Create a knowledge base in ``directory`` (kb.yaml, notes/, index/); with
+        ``make_default``, also name it in the user config as the one used from anywhere."""
+        from kb.locations import init_knowledge_base
+
+        return init_knowledge_base(directory, make_default)
 
     @property
     def notes_root(self) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from kb.config import CONFIG_NAME, INDEX_DIR
@@ -54,12 +55,34 @@ def read_default_knowledge_base() -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+@dataclass(frozen=True, slots=True)
+class InitResult:
+    """What ``kb init`` made: the knowledge base folder, and the user config that names it
+    the default (with ``--default``)."""
+
+    home: Path
+    default_config: Path | None
+
+
+def init_knowledge_base(directory: Path, make_default: bool = False) -> InitResult:
+    """Create a knowledge base in ``directory``: kb.yaml, notes/ and index/ (what is
+    already there is kept)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    config = directory / CONFIG_NAME
+    if not config.exists():
+        config.write_text("# kb settings: see the README\nroots: [notes]\n", encoding="utf-8")
+    (directory / "notes").mkdir(exist_ok=True)
+    (directory / INDEX_DIR).mkdir(exist_ok=True)
+    default_config = write_default_knowledge_base(directory) if make_default else None
+    return InitResult(directory.resolve(), default_config)
+
+
 def write_default_knowledge_base(home: Path) -> Path:
     import yaml
 
     path = user_config_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = {}
+    data: dict[str, object] = {}
     if path.is_file():
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -324,3 +325,35 @@ async def test_a_link_to_a_heading_deep_in_a_long_note_scrolls_there(make_kb) ->
         tree.select_node(next(n for n in tree.root.children if n.data == "cuda(gpu)"))
         await settle(app, pilot)
         assert result_titles(app) == ["Tagged"]
+
+
+async def test_typing_never_waits_for_an_ingest(sample, monkeypatch) -> None:
+    """Searches run on their own reader while an ingest is under way; a watch tick that
+    meets a running ingest of the app leaves it to the next tick."""
+    release = threading.Event()
+    ingests: list[float | None] = []
+    real_ingest = sample.ingest
+
+    def slow_ingest(*args, **kwargs):
+        ingests.append(kwargs.get("lock_wait"))
+        release.wait(10)
+        return real_ingest(*args, **kwargs)
+
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        monkeypatch.setattr(sample, "ingest", slow_ingest)
+        app.action_reindex()  # ctrl+r: a first-style ingest, now held up
+        await pilot.pause(0.2)
+        app.reindex()  # a watch tick meanwhile
+        await pilot.pause(0.2)
+        app.screen.query_one("#query", Input).value = ""
+        await pilot.press(*"时间窗口")
+        for _ in range(50):
+            if result_titles(app)[:1] == ["计算平台：用 Redis ZSET 做全局时间窗口限流"]:
+                break
+            await pilot.pause(0.1)
+        assert result_titles(app)[0] == "计算平台：用 Redis ZSET 做全局时间窗口限流"
+        assert ingests == [None]  # the tick did not start a second ingest
+        release.set()
+        await settle(app, pilot)
