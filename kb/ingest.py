@@ -223,7 +223,10 @@ def load_files(jobs: list[LoadJob]) -> Iterator[LoadResult]:
         yield from pool.map(load_file, jobs, chunksize=16)
     except BrokenProcessPool:
         _stop(pool)
-        raise KbError("a parse worker process died (out of memory?); nothing was changed") from None
+        raise KbError(
+            "a parse worker process died (out of memory, or a script calling kb without an "
+            "'if __name__ == \"__main__\":' guard); nothing was changed"
+        ) from None
     except BaseException:
         _stop(pool)
         raise
