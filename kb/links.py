@@ -228,9 +228,9 @@ class LinkIndex:
             ]
             return self._choose(matches, source, f"suffix:{wanted}")
         for table in (self.by_stem, self.by_title, self.by_alias):
-            matches = table.get(fold(name))
-            if matches:
-                return self._choose(matches, source, key)
+            named = table.get(fold(name))
+            if named:
+                return self._choose(named, source, key)
         if _is_attachment(name):
             return Resolution(None, "attachment", key)
         return Resolution(None, "broken", key)

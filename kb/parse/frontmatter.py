@@ -29,14 +29,14 @@ class _AliasRefused(yaml.YAMLError):
 class _NoAliasLoader(yaml.SafeLoader):
     """SafeLoader that refuses aliases, so a few hundred bytes can never expand to megabytes."""
 
-    def compose_node(self, parent, index):  # type: ignore[no-untyped-def]
+    def compose_node(self, parent: yaml.Node | None, index: int) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise _AliasRefused(f"YAML aliases are not allowed (line {event.start_mark.line + 1})")
         return super().compose_node(parent, index)
 
 
-def _lenient_timestamp(loader: yaml.SafeLoader, node: yaml.Node) -> Any:
+def _lenient_timestamp(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> Any:
     """A date YAML cannot build (2024-02-30) stays a string, so the note keeps its date
     field and gets the usual "unrecognised date" warning instead of being dropped."""
     try:

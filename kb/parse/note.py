@@ -140,7 +140,8 @@ def normalise_date(value: Any) -> str | None:
     match = _LOOSE_DATE.match(text)
     if not match:
         return None
-    year, month, day, hour, minute, second = (int(g) if g else None for g in match.groups())
+    year, month, day = (int(g) for g in match.groups()[:3])  # the pattern requires all three
+    hour, minute, second = (int(g) if g else None for g in match.groups()[3:])
     if not _valid_date(year, month, day):
         return None
     if hour is None:
