@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kb import __version__
+from kb.engines.registry import engine_names
 from kb.errors import KbError
 
 if TYPE_CHECKING:
@@ -175,7 +176,7 @@ def new(ctx: click.Context, title: tuple[str, ...], folder: str | None, no_edit:
 )
 @click.option(
     "--engine",
-    type=click.Choice(["fts5", "whoosh"]),
+    type=click.Choice(engine_names()),
     default=None,
     help="With --rebuild: build and use this search engine from now on.",
 )

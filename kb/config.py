@@ -35,7 +35,6 @@ class Config:
     follow_external_symlinks: bool = False
     typed_link_keys: tuple[str, ...] = DEFAULT_TYPED_LINK_KEYS
     site_url: str = ""
-    engine: str = "fts5"
     lock_wait_seconds: float = 5.0
     mention_terms: dict[str, str] = field(default_factory=dict)
     new_notes_folder: str = ""
@@ -100,7 +99,6 @@ def _config(home: Path, raw: dict[str, Any]) -> Config:
         follow_external_symlinks=_flag(raw, "follow_external_symlinks", home),
         typed_link_keys=tuple(str(k) for k in typed) if isinstance(typed, list) else (),
         site_url=str(raw.get("site_url") or "").rstrip("/"),
-        engine=str(raw.get("engine", "fts5")),
         lock_wait_seconds=float(raw.get("lock_wait_seconds", 5.0)),
         mention_terms=_mention_terms(raw.get("mention_terms")),
         new_notes_folder=str(raw.get("new_notes_folder") or ""),

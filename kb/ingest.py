@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from kb.config import Config, NotesRoot
 from kb.documents import document_of
-from kb.engines import IndexWriter
+from kb.engines import EngineEntry, IndexWriter
 from kb.errors import IngestLocked, KbError, NotesRootError
 from kb.models import ParsedNote, Problem
 from kb.parse.decode import BinaryFile, decode_note
@@ -163,7 +163,7 @@ def _not_a_file(file: NoteFile, kind: str, size: int, mtime_ns: int) -> LoadResu
 
 
 def _streams(parsed: ParsedNote) -> tuple[str, ...]:
-    from kb.engines.fts5 import document_streams
+    from kb.engines.plan import document_streams
 
     return document_streams(document_of(parsed))
 
@@ -301,21 +301,20 @@ class Ingester:
         config: Config,
         store: Store,
         progress: ProgressCallback | None = None,
-        engine: str = "fts5",
+        engine: EngineEntry | None = None,
     ):
+        from kb.engines.registry import DEFAULT_ENGINE, engine_entry
+
         self.config = config
         self.store = store
         self.progress = progress
+        entry = engine or engine_entry(DEFAULT_ENGINE)
         # With an engine outside the store (whoosh), the tokens of the notes written in
         # this run are kept for it; it commits after the store does.
-        self.streams: dict[int, tuple[str, ...]] | None = None if engine == "fts5" else {}
+        self.streams: dict[int, tuple[str, ...]] | None = None if entry.in_store else {}
         self.stats = IngestStats()
         self.generation: int | None = None
-        from kb.engines.fts5 import DroppedFts5, Fts5Writer
-
-        self.index: IndexWriter = (
-            Fts5Writer(store.conn) if engine == "fts5" else DroppedFts5(store.conn)
-        )
+        self.index: IndexWriter = entry.writer(store)
         self.index_is_empty = False  # then there is nothing in it to delete
         # For link resolution: notes written this run, and the names notes had before.
         self.written_ids: set[int] = set()
@@ -520,7 +519,7 @@ class Ingester:
 
     def _index_from_store(self, exclude: set[int]) -> None:
         """Fill a new (or re-created) index from the notes already in the store."""
-        from kb.engines.fts5 import document_streams
+        from kb.engines.plan import document_streams
 
         missing = [i for i in self.store.notes.all_ids() if i not in exclude]
         for note_id, document in self.store.notes.search_documents(missing):

@@ -17,7 +17,7 @@ from kb.store import Store, check_location, store_errors
 if TYPE_CHECKING:
     from kb.browse import Follow, NoteChoice, NotePage, NotePreview, NoteSummary, TagNode
     from kb.connections import CheckProblem, Connections, Mention, NoteRef, Related
-    from kb.engines import SearchEngine
+    from kb.engines import EngineEntry, SearchEngine
     from kb.graph import Graph
     from kb.ingest import IngestStats
     from kb.links import LinkIndex
@@ -93,7 +93,8 @@ class KnowledgeBase:
     ) -> IngestStats:
         """Bring the store up to date with the notes (all roots, or only ``paths``).
 
-        ``engine`` (with ``rebuild``) switches the search engine: ``fts5`` or ``whoosh``."""
+        ``engine`` (with ``rebuild``) switches the search engine to one the registry
+        (``kb.engines.registry``) names."""
         if engine is not None and not rebuild:
             raise UsageError("--engine takes effect with --rebuild")
         from kb.ingest import ingest_lock
@@ -145,27 +146,23 @@ class KnowledgeBase:
             with store_errors(path):
                 if engine is not None:
                     store.meta.set("engine", engine)  # --engine on a rebuild: the new choice
-                name = self._engine_name(store)
-                ingester = Ingester(self.config, store, progress, engine=name)
+                entry = self._engine_entry(store)
+                ingester = Ingester(self.config, store, progress, engine=entry)
                 stats = ingester.run(paths, rebuild=rebuild)
-                if name == "whoosh":
-                    from kb.engines.whoosh import WhooshIndex
-
-                    # After the store's commit: a crash between the two leaves the index
-                    # behind, and the next ingest catches it up from the store's generations.
-                    WhooshIndex(self.config.index_dir).sync(store, ingester.streams, rebuild)
+                entry.after_commit(self.config.index_dir, store, ingester.streams, rebuild)
                 if rebuild:
                     store.seal()
             return stats
         finally:
             store.close()
 
-    def _engine_name(self, store: Store) -> str:
-        """kb.yaml's `engine` when set, else the one chosen with `--engine`, else FTS5."""
-        name = str(self.config.raw.get("engine") or store.meta.get("engine") or "fts5")
-        if name not in ("fts5", "whoosh"):
-            raise KbError(f"unknown search engine {name!r} (known: fts5, whoosh)")
-        return name
+    def _engine_entry(self, store: Store) -> EngineEntry:
+        """kb.yaml's `engine` when set, else the one chosen with `--engine`, else the
+        registry's default; KbError for a name the registry does not know."""
+        from kb.engines.registry import DEFAULT_ENGINE, engine_entry
+
+        name = self.config.raw.get("engine") or store.meta.get("engine") or DEFAULT_ENGINE
+        return engine_entry(str(name))
 
     def ingest_file(self, path: Path) -> IngestStats:
         """Refresh one note file (the editing loop calls this after ``$EDITOR`` returns)."""
@@ -173,21 +170,14 @@ class KnowledgeBase:
 
     @_store_errors
     def engine(self) -> SearchEngine:
-        """The search engine in use (see ``_engine_name``), kept while the store is
+        """The search engine in use (see ``_engine_entry``), kept while the store is
         unchanged: whoosh opens its index once, not on every keystroke."""
         reader = self._reader()  # the engine reads through this thread's connection
         store = reader.store
-        key = (self._engine_name(store), store.generation)
+        entry = self._engine_entry(store)
+        key = (entry.name, store.generation)
         if reader.engine is None or reader.engine[0] != key:
-            if key[0] == "whoosh":
-                from kb.engines.whoosh import WhooshEngine
-
-                engine: SearchEngine = WhooshEngine(self.config.index_dir, store)
-            else:
-                from kb.engines.fts5 import Fts5Engine
-
-                engine = Fts5Engine(store.conn)
-            reader.engine = (key, engine)
+            reader.engine = (key, entry.reader(self.config.index_dir, store))
         return reader.engine[1]
 
     @_store_errors

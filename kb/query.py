@@ -164,7 +164,11 @@ def fold(node: Node) -> Node:
         return node
     children: dict[object, Node] = {}
     for child in (fold(c) for c in node.children):
-        flat = child.children if type(child) is type(node) else (child,)  # type: ignore[union-attr]
+        flat = (
+            child.children
+            if isinstance(child, And | Or) and type(child) is type(node)
+            else (child,)
+        )
         for part in flat:
             children.setdefault(_meaning(part), part)
     kept = tuple(children.values())
@@ -240,6 +244,11 @@ class _Parser:
     def peek(self) -> _Lexeme | None:
         return self.lexemes[self.pos] if self.pos < len(self.lexemes) else None
 
+    def next_kind(self) -> str | None:
+        """The kind of the next lexeme; None at the end."""
+        lexeme = self.peek()
+        return lexeme.kind if lexeme is not None else None
+
     def take(self) -> _Lexeme:
         lexeme = self.lexemes[self.pos]
         self.pos += 1
@@ -255,7 +264,7 @@ class _Parser:
         children = [self.parse_and()]
         while (lexeme := self.peek()) is not None and lexeme.kind == "OR":
             self.take()
-            if self.peek() is None or self.peek().kind in ("OR", "close"):  # type: ignore[union-attr]
+            if self.next_kind() in (None, "OR", "close"):
                 raise QuerySyntaxError("OR needs a term on both sides")
             children.append(self.parse_and())
         return children[0] if len(children) == 1 else Or(tuple(children))
@@ -270,7 +279,7 @@ class _Parser:
         # Words with nothing searchable in them (`。`, `-`) would match nothing: drop them.
         children = [c for c in children if not _empty(c)]
         if not children:
-            if self.peek() is None or self.peek().kind == "close":  # type: ignore[union-attr]
+            if self.next_kind() in (None, "close"):
                 raise QuerySyntaxError("nothing to search for: give a word, a phrase or a filter")
             raise QuerySyntaxError(
                 "OR needs a term on both sides" if self.peek() else "empty query or group"
@@ -288,15 +297,10 @@ class _Parser:
 
     def _unary(self) -> Node:
         lexeme = self.take()
-        if (
-            lexeme.kind == "word"
-            and lexeme.text == "-"
-            and self.peek() is not None
-            and self.peek().kind in ("open", "quote")
-        ):  # type: ignore[union-attr]
+        if lexeme.kind == "word" and lexeme.text == "-" and self.next_kind() in ("open", "quote"):
             return Not(self.parse_unary())  # -(a OR b)
         if lexeme.kind == "NOT":
-            if self.peek() is None or self.peek().kind in ("OR", "close"):  # type: ignore[union-attr]
+            if self.next_kind() in (None, "OR", "close"):
                 raise QuerySyntaxError("NOT needs a term after it")
             return Not(self.parse_unary())
         if lexeme.kind == "open":
@@ -310,8 +314,7 @@ class _Parser:
             phrase = lexeme.text.lstrip("-")[1:-1].strip()
             if not phrase:
                 raise QuerySyntaxError('empty "" phrase in the query')
-            node: Node = Phrase(phrase)
-            return Not(node) if negated else node
+            return Not(Phrase(phrase)) if negated else Phrase(phrase)
         if lexeme.kind in ("AND", "OR"):
             raise QuerySyntaxError(f"{lexeme.text} needs a term on both sides")
         return _word(lexeme.text)

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.engines.fts5 import COLUMNS, TABLE, document_streams
+from kb.engines.fts5 import COLUMNS, TABLE
+from kb.engines.plan import document_streams
 from kb.knowledge_base import KnowledgeBase
 from kb.links import LinkIndex
 

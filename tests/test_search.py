@@ -208,9 +208,9 @@ def test_index_follows_edits_removals_and_renames(kb: KnowledgeBase) -> None:
 
 
 def test_index_is_rebuilt_when_the_tokenizer_changes(kb: KnowledgeBase, monkeypatch) -> None:
-    import kb.engines.fts5 as fts5
+    import kb.engines.plan as plan
 
-    monkeypatch.setattr(fts5, "TOKENIZER_VERSION", "test-changed")
+    monkeypatch.setattr(plan, "TOKENIZER_VERSION", "test-changed")
     assert not kb.engine().is_ready()
     assert kb.search("显存").warning
     assert kb.ingest().changed == 0

@@ -11,35 +11,30 @@ tokenizer's signature is recorded, and a change rebuilds the index.
 from __future__ import annotations
 
 import sqlite3
-from collections import Counter
 from collections.abc import Iterable
+from pathlib import Path
 
 from kb.documents import SearchDocument
-from kb.engines import EngineHit, more_like_this
-from kb.query import And, Field, Node, Not, Or, Phrase, Query, Word
-from kb.store import filter_clause
-from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
+from kb.engines import EngineEntry, EngineHit, Related, document_terms, more_like_this, plan
+from kb.engines.plan import (
+    QueryPlan,
+    document_streams,
+    plan_query,
+    query_signature,
+    tokenizer_signature,
+)
+from kb.query import And, Field, Node, Not, Phrase, Query, Word
+from kb.store import Store, filter_clause
+from kb.tokenize import normalise
 
 TABLE = "note_fts"
-COLUMNS = (
-    "title",
-    "title_x",
-    "meta",
-    "meta_x",
-    "headings",
-    "headings_x",
-    "body",
-    "body_x",
-    "code",
-    "code_x",
-)
+COLUMNS = plan.STREAMS  # one column per stream
 # Title, aliases and tags outrank headings, which outrank body and code; the side streams
 # (parts, single characters, dictionary words) count half of their main stream.
 WEIGHTS = (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25)
-TOKENIZER_VERSION = "2"
 _WEIGHTS_SQL = ", ".join(str(w) for w in WEIGHTS)
-SIDE_COLUMNS = "{title_x meta_x headings_x body_x code_x}"
-_MAX_BOOSTS = 24
+SIDE_COLUMNS = "{" + " ".join(plan.SIDE_STREAMS) + "}"
+TITLE_COLUMNS = "{" + " ".join(plan.TITLE_STREAMS) + "}"
 _DDL = (
     f"CREATE VIRTUAL TABLE {TABLE} USING fts5({', '.join(COLUMNS)}, content='', "
     "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'\")",
@@ -47,32 +42,6 @@ _DDL = (
 )
 _META_SIGNATURE = "fts5_signature"
 _META_GENERATION = "fts5_generation"
-
-
-def query_signature() -> str:
-    """What searching depends on: how kb tokenizes and the table's shape."""
-    return f"kb-tokenizer {TOKENIZER_VERSION}; schema {len(COLUMNS)}"
-
-
-def tokenizer_signature() -> str:
-    """What the index's tokens depend on, the segmenter's dictionary (rjieba) included."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        jieba = version("rjieba")
-    except PackageNotFoundError:
-        jieba = "?"
-    return f"{query_signature()}; rjieba {jieba}"
-
-
-def document_streams(document: SearchDocument) -> tuple[str, ...]:
-    """The ten column values of a document: main and side stream of each field."""
-    from kb.tokenize import index_streams
-
-    streams: list[str] = []
-    for field in document.fields():
-        streams.extend(index_streams(field))
-    return tuple(streams)
 
 
 class Fts5Writer:
@@ -163,81 +132,35 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
-def word_expression(text: str, prefix: bool = False) -> str | None:
-    """FTS5 for one query word; a word mixing scripts is the AND of its runs."""
-    parts: list[str] = []
-    runs = list(segments(text))
-    for index, run in enumerate(runs):
-        if run.kind == "cjk":
-            if len(run.text) == 1:
-                # A character is the first of a bigram, a one-character run, or the last
-                # of a run (a side token): a prefix query finds all three.
-                parts.append(_quote(run.text) + "*")
-            else:
-                parts.append(_quote(" ".join(cjk_bigrams(run.text))))
-            continue
-        whole = normalise(run.text)
-        if prefix and index == len(runs) - 1:
-            parts.append(_quote(whole) + "*")
-            continue
-        pieces = [normalise(p) for p in latin_parts(run.text)]
-        if len(pieces) > 1:
-            parts.append(f"({_quote(whole)} OR {_quote(' '.join(pieces))})")
-        else:
-            parts.append(_quote(whole))
-    if not parts:
-        return None
-    return parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
-
-
-def phrase_expression(text: str) -> str | None:
-    """An exact phrase: its main-stream tokens adjacent and in order."""
-    tokens: list[str] = []
-    runs = list(segments(text))
-    for run in runs:
-        tokens.extend(cjk_bigrams(run.text) if run.kind == "cjk" else [normalise(run.text)])
-    if not tokens:
-        return None
-    # A phrase ending in one Chinese character: that character starts the next bigram.
-    ends_with_char = runs[-1].kind == "cjk" and len(runs[-1].text) == 1
-    return _quote(" ".join(tokens)) + ("*" if ends_with_char else "")
+def match_expression(text: plan.Text) -> str:
+    """A plan in FTS5's MATCH syntax. Every stream is a column, so a term matches in any
+    column unless the plan names some."""
+    if isinstance(text, plan.Term):
+        return _quote(text.token)
+    if isinstance(text, plan.Prefix):
+        return _quote(text.stem) + "*"
+    if isinstance(text, plan.CharPrefix):
+        return _quote(text.char) + "*"
+    if isinstance(text, plan.Bigrams):
+        return _quote(" ".join(text.tokens))
+    if isinstance(text, plan.Sequence):
+        return _quote(" ".join(text.tokens)) + ("*" if text.open_end else "")
+    if isinstance(text, plan.AnyOf):
+        return "(" + " OR ".join(match_expression(c) for c in text.children) + ")"
+    if isinstance(text, plan.AllOf):
+        parts = [match_expression(c) for c in text.children]
+        expression = parts[0] if len(parts) == 1 else "(" + " AND ".join(parts) + ")"
+        if not text.excluded:
+            return expression
+        excluded = "".join(f" NOT {match_expression(e)}" for e in text.excluded)
+        return f"({expression}{excluded})"
+    return f"{TITLE_COLUMNS} : ({match_expression(text.child)})"
 
 
 def text_expression(node: Node) -> str | None:
     """FTS5 for a node made only of words, phrases and title filters (else None)."""
-    if isinstance(node, Word):
-        return word_expression(node.text, node.prefix)
-    if isinstance(node, Phrase):
-        return phrase_expression(node.text)
-    if isinstance(node, Field) and node.name == "title":
-        inner = (
-            phrase_expression(node.value)
-            if node.phrase
-            else _and([word_expression(w) for w in node.value.split()])
-        )
-        return f"{{title title_x}} : ({inner})" if inner else None
-    if isinstance(node, Or):
-        parts = [text_expression(c) for c in node.children]
-        if any(p is None for p in parts):
-            return None
-        return "(" + " OR ".join(p for p in parts if p) + ")"
-    if isinstance(node, And):
-        positive = [text_expression(c) for c in node.children if not isinstance(c, Not)]
-        negative = [text_expression(c.child) for c in node.children if isinstance(c, Not)]
-        if not positive or any(p is None for p in positive + negative):
-            return None
-        expression = _and(positive)
-        for part in negative:
-            expression = f"{expression} NOT {part}"
-        return f"({expression})"
-    return None
-
-
-def _and(parts: list[str | None]) -> str | None:
-    present = [p for p in parts if p]
-    if not present:
-        return None
-    return present[0] if len(present) == 1 else "(" + " AND ".join(present) + ")"
+    text = plan.text_plan(node)
+    return match_expression(text) if text is not None else None
 
 
 class _SqlBuilder:
@@ -285,28 +208,22 @@ class Fts5Engine:
         return (signature or "").startswith(query_signature() + ";") and generation == synced
 
     def search(self, query: Query, limit: int) -> list[EngineHit]:
+        planned = plan_query(query)
         try:
-            required = text_expression(query.root)
-            if required is not None:
-                return self._search_text(query, required, limit)
-            return self._search_general(query, limit)
+            if planned.required is not None:
+                return self._search_text(planned, match_expression(planned.required), limit)
+            return self._search_general(planned, limit)
         except sqlite3.OperationalError as exc:
             if "no such table" in str(exc):
                 return []
             raise
 
-    def _ranking(self, query: Query) -> str:
-        """Every positive term, whichever of them a note matched, plus the dictionary
-        words a Chinese term may be (optional boosts, never required)."""
-        terms = query.positive_terms()
-        return " OR ".join([e for e in (text_expression(t) for t in terms) if e] + _boosts(query))
-
-    def _search_text(self, query: Query, required: str, limit: int) -> list[EngineHit]:
+    def _search_text(self, planned: QueryPlan, required: str, limit: int) -> list[EngineHit]:
         """Words, phrases and title filters only: one FTS5 query ranks and limits."""
         # R AND (R OR boosts) matches exactly what R matches; bm25 also weighs the boosts.
         # Without boosts R alone ranks the same (bm25 sums over phrases, and R's positive
         # phrases would only count twice) at half the cost: every phrase is scored per hit.
-        expression = f"{required} AND ({self._ranking(query)})" if _boosts(query) else required
+        expression = f"{required} AND ({_ranking(planned)})" if planned.boosts else required
         rows = self.conn.execute(
             f"SELECT rowid, -bm25({TABLE}, {_WEIGHTS_SQL}) AS score FROM {TABLE} "
             f"WHERE {TABLE} MATCH ? ORDER BY score DESC LIMIT ?",
@@ -319,7 +236,7 @@ class Fts5Engine:
         exact = self.conn.execute(
             f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid IN "
             f"(SELECT id FROM notes WHERE lower(title) = ?)",
-            (required, query.title_key()),
+            (required, planned.title_key),
         ).fetchall()
         if exact:
             first = {int(row[0]) for row in exact}
@@ -327,11 +244,11 @@ class Fts5Engine:
             hits = kept + [h for h in hits if h.note_id not in first]
         return hits[:limit]
 
-    def _search_general(self, query: Query, limit: int) -> list[EngineHit]:
+    def _search_general(self, planned: QueryPlan, limit: int) -> list[EngineHit]:
         """Filters, and NOT or OR mixed with them: a WHERE clause over notes."""
         builder = _SqlBuilder()
-        where = builder.build(query.root)
-        ranking = self._ranking(query)
+        where = builder.build(planned.root)
+        ranking = _ranking(planned)
         params: list[object] = []
         if ranking:
             rank_join = (
@@ -343,7 +260,7 @@ class Fts5Engine:
         else:
             rank_join, score = "", "0"
         params.extend(builder.params)
-        params.extend([query.title_key(), limit])
+        params.extend([planned.title_key, limit])
         sql = (
             f"SELECT n.id, {score} AS score FROM notes n {rank_join} WHERE {where} "
             f"ORDER BY (lower(n.title) = ?) DESC, score DESC, n.date DESC, n.path "
@@ -354,7 +271,7 @@ class Fts5Engine:
 
     def more_like_this(
         self, note_id: int, document: SearchDocument, limit: int = 30
-    ) -> list[tuple[int, float, list[str]]]:
+    ) -> list[Related]:
         """Notes sharing this document's most distinctive terms: (note, 0..1, terms)."""
         counts = document_terms(document)
         if not counts:
@@ -390,33 +307,35 @@ class Fts5Engine:
         return difflib.get_close_matches(term, candidates, n=limit, cutoff=0.75)
 
 
-def _is_mlt_term(token: str, cjk: bool) -> bool:
-    """Words worth comparing notes by: Latin words of 3+ letters, Chinese dictionary words."""
-    if cjk:
-        return len(token) >= 2 and all("\u3400" <= ch <= "\u9fff" for ch in token)
-    return len(token) >= 3 and token[0].isalpha() and token.isascii()
+def _ranking(planned: QueryPlan) -> str:
+    """Every positive term, whichever of them a note matched, plus the dictionary words a
+    Chinese term may be, matched only in the side columns (optional boosts)."""
+    parts = [match_expression(t) for t in planned.ranking]
+    if planned.boosts:
+        parts.append(f"{SIDE_COLUMNS} : ({' OR '.join(_quote(p) for p in planned.boosts)})")
+    return " OR ".join(parts)
 
 
-def document_terms(document: SearchDocument) -> Counter[str]:
-    """Term counts of a document, title and headings counting more than body text."""
-    from kb.tokenize import index_streams
+class Fts5Entry(EngineEntry):
+    """The default engine: its index is part of the store."""
 
-    counts: Counter[str] = Counter()
-    weighted = ((document.title, 3), (document.meta, 2), (document.headings, 2), (document.body, 1))
-    for text, weight in weighted:
-        main, side = index_streams(text)
-        for token in main.split():
-            if _is_mlt_term(token, cjk=False):
-                counts[token] += weight
-        for token in side.split():
-            if _is_mlt_term(token, cjk=True):
-                counts[token] += weight
-    return counts
+    name = "fts5"
+    in_store = True
+
+    def reader(self, index_dir: Path, store: Store) -> Fts5Engine:
+        return Fts5Engine(store.conn)
+
+    def writer(self, store: Store) -> Fts5Writer:
+        return Fts5Writer(store.conn)
+
+    def after_commit(
+        self,
+        index_dir: Path,
+        store: Store,
+        streams: dict[int, tuple[str, ...]] | None,
+        rebuild: bool,
+    ) -> None:
+        """Nothing to catch up: the index committed with the store."""
 
 
-def _boosts(query: Query) -> list[str]:
-    """The dictionary words a Chinese term may be, matched only in the side columns."""
-    pieces = query.dictionary_pieces(_MAX_BOOSTS)
-    if not pieces:
-        return []
-    return [f"{SIDE_COLUMNS} : ({' OR '.join(_quote(p) for p in pieces)})"]
+ENGINE = Fts5Entry()

@@ -16,13 +16,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb.engines import EngineHit, more_like_this
-from kb.engines.fts5 import COLUMNS, document_streams, document_terms
+from kb.engines import EngineEntry, EngineHit, Related, document_terms, more_like_this, plan
+from kb.engines.plan import QueryPlan, document_streams, plan_query
 from kb.errors import KbError, StoreError, os_error_message
 from kb.query import And, Field, Node, Not, Or, Phrase, Query, Word
-from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
+from kb.tokenize import normalise
 
 if TYPE_CHECKING:
+    from kb.documents import SearchDocument
+    from kb.engines.fts5 import DroppedFts5
     from kb.store import Store
 
 FOLDER = "whoosh"
@@ -43,8 +45,8 @@ SCHEMA_VERSION = "2"
 
 
 def whoosh_fields(streams: tuple[str, ...]) -> dict[str, str]:
-    """kb's ten column streams (see fts5.COLUMNS) as the six whoosh fields."""
-    by_column = dict(zip(COLUMNS, streams, strict=True))
+    """kb's ten streams (see plan.STREAMS) as the six whoosh fields."""
+    by_column = dict(zip(plan.STREAMS, streams, strict=True))
     fields = {}
     for field, columns in _SOURCES.items():
         fields[field] = _SEPARATOR.join(by_column[c] for c in columns)
@@ -53,9 +55,7 @@ def whoosh_fields(streams: tuple[str, ...]) -> dict[str, str]:
 
 
 def _signature() -> str:
-    from kb.engines import fts5
-
-    return f"whoosh {SCHEMA_VERSION}; {fts5.tokenizer_signature()}"
+    return f"whoosh {SCHEMA_VERSION}; {plan.tokenizer_signature()}"
 
 
 def available() -> bool:
@@ -275,140 +275,88 @@ class WhooshEngine:
             raise IndexDamaged(self.index.path, exc) from exc
 
     def is_ready(self) -> bool:
-        from kb.engines import fts5
-
         state = self.index.state()
         return (
             state is not None
             and state[0] == self.store.generation
-            and state[1].startswith(f"whoosh {SCHEMA_VERSION}; {fts5.query_signature()};")
+            and state[1].startswith(f"whoosh {SCHEMA_VERSION}; {plan.query_signature()};")
             and state[1].endswith(f"; store {self.store.meta.store_id}")
         )
 
-    # -- compiling the query tree -------------------------------------------------------
+    # -- translating the query plan ----------------------------------------------------
 
-    def _terms(self, reader: Any, fields: Iterable[str], token: str, prefix: bool) -> Any:
+    def _query(self, reader: Any, text: plan.Text, fields: tuple[str, ...] = FIELDS) -> Any:
+        """A plan as a whoosh query over ``fields`` (all of them, or the title's)."""
+        from whoosh import query as wq
+
+        if isinstance(text, plan.Term):
+            return wq.Or([wq.Term(f, text.token, boost=_WEIGHT[f]) for f in fields])
+        if isinstance(text, plan.Prefix):
+            return self._expand(reader, fields, text.stem)
+        if isinstance(text, plan.CharPrefix):
+            # Bigrams (main fields) start with it; a run's last character is a side token.
+            # Uncapped: a character starts a bounded number of bigrams, and capping would
+            # lose notes.
+            return wq.Or(
+                [
+                    wq.Term(f, text.char, boost=_WEIGHT[f])
+                    if f.endswith("_x")
+                    else wq.Prefix(f, text.char, boost=_WEIGHT[f], constantscore=True)
+                    for f in fields
+                ]
+            )
+        if isinstance(text, plan.Bigrams):
+            return _adjacent(tuple(f for f in fields if not f.endswith("_x")), text.tokens)
+        if isinstance(text, plan.Sequence):
+            if not text.open_end:
+                return _adjacent(fields, text.tokens)
+            *head, last = text.tokens
+            return wq.Or(
+                [wq.Sequence([*(wq.Term(f, t) for t in head), wq.Prefix(f, last)]) for f in fields]
+            )
+        if isinstance(text, plan.AnyOf):
+            return wq.Or([self._query(reader, c, fields) for c in text.children])
+        if isinstance(text, plan.AllOf):
+            # And + Not rather than AndNot: whoosh-reloaded 2.7.5's AndNot matcher lets the
+            # first positive document through when the negative list starts earlier.
+            return wq.And(
+                [
+                    *(self._query(reader, c, fields) for c in text.children),
+                    *(wq.Not(self._query(reader, e, fields)) for e in text.excluded),
+                ]
+            )
+        return self._query(reader, text.child, TITLE)
+
+    def _expand(self, reader: Any, fields: Iterable[str], stem: str) -> Any:
+        """A prefix as the indexed terms it starts, capped per field."""
         from whoosh.query import NullQuery, Or, Term
 
-        if not prefix:
-            return Or([Term(f, token, boost=_WEIGHT[f]) for f in fields])
         expanded = []
         for field in fields:
-            for count, term in enumerate(reader.expand_prefix(field, token)):
+            for count, term in enumerate(reader.expand_prefix(field, stem)):
                 if count >= PREFIX_CAP:
                     break
                 word = term.decode("utf-8") if isinstance(term, bytes) else term
                 expanded.append(Term(field, word, boost=_WEIGHT[field]))
         return Or(expanded) if expanded else NullQuery
 
-    def _char(self, reader: Any, fields: Iterable[str], char: str) -> Any:
-        """One Chinese character: every token that starts with it, uncapped (a character
-        starts a bounded number of bigrams, and capping would lose notes)."""
-        from whoosh.query import Or, Prefix, Term
-
-        # Bigrams (main fields) start with it; a run's last character is a side token.
-        return Or(
-            [
-                Term(f, char, boost=_WEIGHT[f])
-                if f.endswith("_x")
-                else Prefix(f, char, boost=_WEIGHT[f], constantscore=True)
-                for f in fields
-            ]
-        )
-
-    def _phrase(self, fields: Iterable[str], tokens: list[str]) -> Any:
-        from whoosh.query import Or, Phrase, Term
-
-        if len(tokens) == 1:
-            return Or([Term(f, tokens[0], boost=_WEIGHT[f]) for f in fields])
-        return Or([Phrase(f, tokens, boost=_WEIGHT[f]) for f in fields])
-
-    def _word(self, reader: Any, text: str, prefix: bool, fields: tuple[str, ...]) -> Any:
-        from whoosh.query import And, Or
-
-        parts = []
-        runs = list(segments(text))
-        for index, run in enumerate(runs):
-            if run.kind == "cjk":
-                if len(run.text) == 1:  # the first of a bigram, a lone run, or a run's last
-                    parts.append(self._char(reader, fields, run.text))
-                else:  # bigrams are in the main streams only
-                    main = tuple(f for f in fields if not f.endswith("_x"))
-                    parts.append(self._phrase(main, cjk_bigrams(run.text)))
-                continue
-            whole = normalise(run.text)
-            if prefix and index == len(runs) - 1:
-                parts.append(self._terms(reader, fields, whole, prefix=True))
-                continue
-            pieces = [normalise(p) for p in latin_parts(run.text)]
-            exact = self._terms(reader, fields, whole, prefix=False)
-            parts.append(Or([exact, self._phrase(fields, pieces)]) if len(pieces) > 1 else exact)
-        if not parts:
-            return None
-        return parts[0] if len(parts) == 1 else And(parts)
-
-    def _phrase_query(self, reader: Any, text: str, fields: tuple[str, ...]) -> Any:
-        from whoosh.query import Or, Prefix, Sequence, Term
-
-        runs = list(segments(text))
-        tokens: list[str] = []
-        for run in runs:
-            tokens.extend(cjk_bigrams(run.text) if run.kind == "cjk" else [normalise(run.text)])
-        if not tokens:
-            return None
-        if runs[-1].kind == "cjk" and len(runs[-1].text) == 1:
-            # a phrase ending in one Chinese character: it starts the next bigram
-            return Or(
-                [
-                    Sequence([*(Term(f, t) for t in tokens[:-1]), Prefix(f, tokens[-1])])
-                    for f in fields
-                ]
-            )
-        return self._phrase(fields, tokens)
-
     def _text(self, reader: Any, node: Node) -> Any:
         """A whoosh query for words, phrases and title filters (None for anything else)."""
-        from whoosh.query import And as WAnd
-        from whoosh.query import Not as WNot
-        from whoosh.query import Or as WOr
+        text = plan.text_plan(node)
+        return self._query(reader, text) if text is not None else None
 
-        if isinstance(node, Word):
-            return self._word(reader, node.text, node.prefix, FIELDS)
-        if isinstance(node, Phrase):
-            return self._phrase_query(reader, node.text, FIELDS)
-        if isinstance(node, Field) and node.name == "title":
-            if node.phrase:
-                return self._phrase_query(reader, node.value, TITLE)
-            words = [self._word(reader, w, False, TITLE) for w in node.value.split()]
-            words = [w for w in words if w is not None]
-            return WAnd(words) if words else None
-        if isinstance(node, Or):
-            parts = [self._text(reader, c) for c in node.children]
-            return None if any(p is None for p in parts) else WOr(parts)
-        if isinstance(node, And):
-            positive = [self._text(reader, c) for c in node.children if not isinstance(c, Not)]
-            negative = [self._text(reader, c.child) for c in node.children if isinstance(c, Not)]
-            if not positive or any(p is None for p in positive + negative):
-                return None
-            # And + Not rather than AndNot: whoosh-reloaded 2.7.5's AndNot matcher lets the
-            # first positive document through when the negative list starts earlier.
-            return WAnd([*positive, *(WNot(part) for part in negative)])
-        return None
-
-    def _boosts(self, query: Query) -> Any:
+    def _boosts(self, planned: QueryPlan) -> Any:
         from whoosh.query import Or, Term
 
-        pieces = query.dictionary_pieces()
-        if not pieces:
+        if not planned.boosts:
             return None
-        return Or([Term(f, piece, boost=_WEIGHT[f]) for piece in pieces for f in SIDE])
+        return Or([Term(f, piece, boost=_WEIGHT[f]) for piece in planned.boosts for f in SIDE])
 
-    def _ranking(self, reader: Any, query: Query) -> Any:
+    def _ranking(self, reader: Any, planned: QueryPlan) -> Any:
         from whoosh.query import Or, Term
 
-        terms = query.positive_terms()
-        parts = [q for q in (self._text(reader, t) for t in terms) if q is not None]
-        for piece in query.dictionary_pieces():  # dictionary words: optional boosts
+        parts = [self._query(reader, t) for t in planned.ranking]
+        for piece in planned.boosts:  # dictionary words: optional boosts
             parts.append(Or([Term(f, piece, boost=_WEIGHT[f]) for f in SIDE]))
         return Or(parts) if parts else None
 
@@ -418,7 +366,8 @@ class WhooshEngine:
         ix = self._open()
         if ix is None:
             return []
-        hits: list[EngineHit] = self._reading(lambda: self._search(ix, query, limit))
+        planned = plan_query(query)
+        hits: list[EngineHit] = self._reading(lambda: self._search(ix, planned, limit))
         known = self.store.notes.titles(hit.note_id for hit in hits)
         if len(known) < len(hits) and self.is_ready():
             # In step with the store, yet naming notes it does not hold: its id column is
@@ -426,18 +375,18 @@ class WhooshEngine:
             raise IndexDamaged(self.index.path, "its hits name notes the store does not hold")
         return hits
 
-    def _search(self, ix: Any, query: Query, limit: int) -> list[EngineHit]:
+    def _search(self, ix: Any, planned: QueryPlan, limit: int) -> list[EngineHit]:
         from whoosh.query import And as WAnd
         from whoosh.query import AndMaybe, Term
 
-        exact = self.store.notes.ids_titled(query.title_key())
+        exact = self.store.notes.ids_titled(planned.title_key)
         with ix.searcher() as searcher:
             reader = searcher.reader()
             ids = reader.column_reader("nid")
-            required = self._text(reader, query.root)
-            if required is not None:
+            if planned.required is not None:
+                required = self._query(reader, planned.required)
                 # Required terms rank; dictionary words only add to the score (AndMaybe).
-                boosts = self._boosts(query)
+                boosts = self._boosts(planned)
                 scored = AndMaybe(required, boosts) if boosts is not None else required
                 scores = {
                     int(ids[h.docnum]): float(h.score) for h in searcher.search(scored, limit=limit)
@@ -446,9 +395,9 @@ class WhooshEngine:
                     if searcher.search(WAnd([required, Term("key", str(note_id))]), limit=1):
                         scores[note_id] = 0.0
             else:
-                matched = self._evaluate(searcher, ids, query.root)
+                matched = self._evaluate(searcher, ids, planned.root)
                 scores = dict.fromkeys(matched, 0.0)
-                ranking = self._ranking(reader, query)
+                ranking = self._ranking(reader, planned)
                 if ranking is not None:
                     for hit in searcher.search(ranking, limit=None):
                         note_id = int(ids[hit.docnum])
@@ -482,23 +431,22 @@ class WhooshEngine:
             return set()
         if isinstance(node, Not):
             return set(self.store.notes.all_ids()) - self._evaluate(searcher, ids, node.child)
-        sets = [self._evaluate(searcher, ids, c) for c in node.children]  # type: ignore[union-attr]
+        assert isinstance(node, And | Or)  # every other node is text, a filter or a NOT
+        sets = [self._evaluate(searcher, ids, c) for c in node.children]
         if isinstance(node, And):
             return set.intersection(*sets) if sets else set()
         return set.union(*sets) if sets else set()
 
     def more_like_this(
-        self, note_id: int, document: Any, limit: int = 30
-    ) -> list[tuple[int, float, list[str]]]:
+        self, note_id: int, document: SearchDocument, limit: int = 30
+    ) -> list[Related]:
         ix = self._open()
         counts = document_terms(document)
         if ix is None or not counts:
             return []
         return self._reading(lambda: self._more_like_this(ix, note_id, counts, limit))
 
-    def _more_like_this(
-        self, ix: Any, note_id: int, counts: Any, limit: int
-    ) -> list[tuple[int, float, list[str]]]:
+    def _more_like_this(self, ix: Any, note_id: int, counts: Any, limit: int) -> list[Related]:
         with ix.searcher() as searcher:
             reader = searcher.reader()
             ids = reader.column_reader("nid")
@@ -536,8 +484,47 @@ class WhooshEngine:
         return difflib.get_close_matches(term, sorted(self._reading(words)), n=limit, cutoff=0.75)
 
 
+def _adjacent(fields: Iterable[str], tokens: tuple[str, ...]) -> Any:
+    """Tokens adjacent and in order (one token: that token) in any of ``fields``."""
+    from whoosh import query as wq
+
+    if len(tokens) == 1:
+        return wq.Or([wq.Term(f, tokens[0], boost=_WEIGHT[f]) for f in fields])
+    return wq.Or([wq.Phrase(f, list(tokens), boost=_WEIGHT[f]) for f in fields])
+
+
 def _newest_first(date: str | None) -> tuple[int, list[int]]:
     """A sort key that puts later ISO dates first and undated notes last."""
     if not date:
         return (1, [])
     return (0, [-ord(ch) for ch in date])
+
+
+class WhooshEntry(EngineEntry):
+    """An index in its own folder, brought up to date after each store commit."""
+
+    name = "whoosh"
+    in_store = False
+
+    def reader(self, index_dir: Path, store: Store) -> WhooshEngine:
+        return WhooshEngine(index_dir, store)
+
+    def writer(self, store: Store) -> DroppedFts5:
+        # The store keeps no FTS5 index meanwhile; a switch back to FTS5 rebuilds it.
+        from kb.engines.fts5 import DroppedFts5
+
+        return DroppedFts5(store.conn)
+
+    def after_commit(
+        self,
+        index_dir: Path,
+        store: Store,
+        streams: dict[int, tuple[str, ...]] | None,
+        rebuild: bool,
+    ) -> None:
+        # After the store's commit: a crash between the two leaves the index behind, and
+        # the next ingest catches it up from the store's generations.
+        WhooshIndex(index_dir).sync(store, streams, rebuild)
+
+
+ENGINE = WhooshEntry()

@@ -1,0 +1,219 @@
+"""What every engine indexes and what every query asks of it, engine-neutral.
+
+**Stream layout.** Each field of a search document (``kb.documents.FIELDS``) gives two
+token streams (``kb.tokenize.index_streams``): the main stream (whole Latin tokens and
+Chinese bigrams, in text order) named after the field, and the side stream (identifier
+parts, the last character of each Chinese run, dictionary words) named ``<field>_x``.
+
+**Query plan.** ``plan_query`` turns a parsed query into what it asks of those streams:
+a tree of terms, prefixes, token sequences, ANDs and ORs, plus the optional dictionary
+boosts and the title key. The engines translate a plan to their own syntax (FTS5 MATCH
+strings, whoosh Query objects) and never look at the query text or the tokenizer again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kb.documents import FIELDS, SearchDocument
+from kb.query import And, Field, Node, Not, Or, Query, Word
+from kb.query import Phrase as QueryPhrase
+from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
+
+# -- the stream layout ---------------------------------------------------------------
+
+STREAMS = tuple(name for field in FIELDS for name in (field, f"{field}_x"))
+TITLE_STREAMS = ("title", "title_x")
+SIDE_STREAMS = tuple(name for name in STREAMS if name.endswith("_x"))
+# Bump when kb's tokens change: every index is then rebuilt by the next ingest.
+TOKENIZER_VERSION = "2"
+
+
+def is_side(stream: str) -> bool:
+    return stream.endswith("_x")
+
+
+def query_signature() -> str:
+    """What searching depends on: how kb tokenizes and the stream layout."""
+    return f"kb-tokenizer {TOKENIZER_VERSION}; schema {len(STREAMS)}"
+
+
+def tokenizer_signature() -> str:
+    """What the index's tokens depend on, the segmenter's dictionary (rjieba) included."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        jieba = version("rjieba")
+    except PackageNotFoundError:
+        jieba = "?"
+    return f"{query_signature()}; rjieba {jieba}"
+
+
+def document_streams(document: SearchDocument) -> tuple[str, ...]:
+    """The streams of a document in ``STREAMS`` order, each space-separated tokens."""
+    from kb.tokenize import index_streams
+
+    streams: list[str] = []
+    for field in document.fields():
+        streams.extend(index_streams(field))
+    return tuple(streams)
+
+
+# -- the query plan ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One token, in any stream."""
+
+    token: str
+
+
+@dataclass(frozen=True, slots=True)
+class Prefix:
+    """Every token that starts with ``stem`` (a typed prefix, or the last word as you type)."""
+
+    stem: str
+
+
+@dataclass(frozen=True, slots=True)
+class CharPrefix:
+    """A lone Chinese character: the first of a main-stream bigram, a one-character run,
+    or the last character of a run (a side token)."""
+
+    char: str
+
+
+@dataclass(frozen=True, slots=True)
+class Bigrams:
+    """A Chinese run of a word: its bigrams adjacent and in order, in the main streams
+    (only they hold bigrams)."""
+
+    tokens: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Sequence:
+    """Tokens adjacent and in order: a quoted phrase, or an identifier's parts. With
+    ``open_end`` the last token is a prefix (a phrase ending in one Chinese character
+    starts the next bigram)."""
+
+    tokens: tuple[str, ...]
+    open_end: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class AnyOf:
+    children: tuple[Text, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class AllOf:
+    """Every child and none of ``excluded``."""
+
+    children: tuple[Text, ...]
+    excluded: tuple[Text, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class InTitle:
+    """The child, matched in the title streams only (``title:``)."""
+
+    child: Text
+
+
+Text = Term | Prefix | CharPrefix | Bigrams | Sequence | AnyOf | AllOf | InTitle
+
+MAX_BOOSTS = 24
+
+
+@dataclass(frozen=True, slots=True)
+class QueryPlan:
+    root: Node  # the parsed tree, for the filters an engine evaluates itself
+    required: Text | None  # the whole query, when it is made of text alone
+    ranking: tuple[Text, ...]  # each positive term, whichever of them a note matched
+    boosts: tuple[str, ...]  # dictionary words a Chinese term may be: side streams, optional
+    title_key: str  # a note titled so comes first
+
+
+def plan_query(query: Query) -> QueryPlan:
+    ranking = (text_plan(term) for term in query.positive_terms())
+    return QueryPlan(
+        root=query.root,
+        required=text_plan(query.root),
+        ranking=tuple(t for t in ranking if t is not None),
+        boosts=tuple(query.dictionary_pieces(MAX_BOOSTS)),
+        title_key=query.title_key(),
+    )
+
+
+def text_plan(node: Node) -> Text | None:
+    """The plan of a node made only of words, phrases and title filters; None for
+    anything holding another filter, or nothing searchable."""
+    if isinstance(node, Word):
+        return word_plan(node.text, node.prefix)
+    if isinstance(node, QueryPhrase):
+        return phrase_plan(node.text)
+    if isinstance(node, Field):
+        return _title_plan(node) if node.name == "title" else None
+    if isinstance(node, Or):
+        alternatives = [text_plan(c) for c in node.children]
+        if any(a is None for a in alternatives):
+            return None
+        return AnyOf(tuple(a for a in alternatives if a is not None))
+    if isinstance(node, And):
+        positive = [text_plan(c) for c in node.children if not isinstance(c, Not)]
+        negative = [text_plan(c.child) for c in node.children if isinstance(c, Not)]
+        if not positive or any(p is None for p in positive + negative):
+            return None
+        return AllOf(
+            tuple(p for p in positive if p is not None),
+            tuple(n for n in negative if n is not None),
+        )
+    return None
+
+
+def word_plan(text: str, prefix: bool = False) -> Text | None:
+    """One query word; a word mixing scripts needs each of its runs."""
+    parts: list[Text] = []
+    runs = list(segments(text))
+    for index, run in enumerate(runs):
+        if run.kind == "cjk":
+            if len(run.text) == 1:
+                parts.append(CharPrefix(run.text))
+            else:
+                parts.append(Bigrams(tuple(cjk_bigrams(run.text))))
+            continue
+        whole = normalise(run.text)
+        if prefix and index == len(runs) - 1:
+            parts.append(Prefix(whole))
+            continue
+        pieces = tuple(normalise(p) for p in latin_parts(run.text))
+        if len(pieces) > 1:  # an identifier: the whole token, or its parts in order
+            parts.append(AnyOf((Term(whole), Sequence(pieces))))
+        else:
+            parts.append(Term(whole))
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else AllOf(tuple(parts))
+
+
+def phrase_plan(text: str) -> Sequence | None:
+    """An exact phrase: its main-stream tokens adjacent and in order."""
+    tokens: list[str] = []
+    runs = list(segments(text))
+    for run in runs:
+        tokens.extend(cjk_bigrams(run.text) if run.kind == "cjk" else [normalise(run.text)])
+    if not tokens:
+        return None
+    ends_with_char = runs[-1].kind == "cjk" and len(runs[-1].text) == 1
+    return Sequence(tuple(tokens), open_end=ends_with_char)
+
+
+def _title_plan(node: Field) -> Text | None:
+    if node.phrase:
+        inner: Text | None = phrase_plan(node.value)
+    else:
+        words = [w for w in (word_plan(text) for text in node.value.split()) if w is not None]
+        inner = AllOf(tuple(words)) if words else None
+    return InTitle(inner) if inner is not None else None
