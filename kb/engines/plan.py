@@ -29,10 +29,6 @@ SIDE_STREAMS = tuple(name for name in STREAMS if name.endswith("_x"))
 TOKENIZER_VERSION = "2"
 
 
-def is_side(stream: str) -> bool:
-    return stream.endswith("_x")
-
-
 def query_signature() -> str:
     """What searching depends on: how kb tokenizes and the stream layout."""
     return f"kb-tokenizer {TOKENIZER_VERSION}; schema {len(STREAMS)}"
