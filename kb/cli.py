@@ -6,7 +6,6 @@ Each command imports only what it uses, so ``kb search`` starts fast.
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,18 +27,12 @@ GRAPH_FORMATS = ["dot", "json", "mermaid"]  # what kb.graph.render knows
 _MAX_WARNINGS_SHOWN = 20
 
 
-class KbCommandError(click.ClickException):
-    """A domain error shown as one line on stderr, with its own exit code."""
+def _fail(ctx: click.Context, message: str, exit_code: int) -> None:
+    """A domain error: one line on stderr, then its own exit code."""
+    from kb.text import strip_controls
 
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
-
-    def show(self, file: Any = None) -> None:
-        from kb.text import strip_controls
-
-        # Messages can quote note paths and titles.
-        click.echo(f"kb: {strip_controls(self.message)}", err=True)
+    click.echo(f"kb: {strip_controls(message)}", err=True)  # messages can quote note paths
+    ctx.exit(exit_code)
 
 
 class KbGroup(click.Group):
@@ -49,17 +42,13 @@ class KbGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KbError as exc:
-            raise KbCommandError(str(exc), exc.exit_code) from None
-        except sqlite3.DatabaseError as exc:  # the core translates these; in case one slips
-            from kb.store import store_error
-
-            raise KbCommandError(str(store_error(exc)), 1) from None
+            _fail(ctx, str(exc), exc.exit_code)
         except BrokenPipeError:
             raise  # click ends quietly when the reader of a pipe goes away
         except OSError as exc:
             from kb.errors import os_error_message
 
-            raise KbCommandError(os_error_message(exc), 1) from None
+            _fail(ctx, os_error_message(exc), 1)
         except Stopped as exc:
             click.echo(
                 f"kb: stopped by {exc.name}; nothing was changed by the unfinished step",

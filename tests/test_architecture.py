@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -64,5 +65,91 @@ def test_ruff_is_clean() -> None:
         capture_output=True,
         text=True,
         check=False,
+    )
+    assert result.returncode == 0, result.stdout
+
+
+# -- contracts: the layering stated in the README's Architecture section ----------------
+
+# What the two faces may import from kb: the facade, its result types and display helpers.
+_FACE_ALLOWED = (
+    "kb",  # __version__
+    "kb.knowledge_base",
+    "kb.errors",
+    "kb.text",
+    "kb.search",
+    "kb.connections",
+    "kb.browse",
+    "kb.graph",
+    "kb.ingest",  # IngestStats
+    "kb.engines.registry",  # the --engine choices
+    "kb.tui",
+)
+_SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL)|PRAGMA)\b")
+
+
+def _kb_imports(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.append(node.module)
+    return [name for name in names if name == "kb" or name.startswith("kb.")]
+
+
+def test_cli_and_tui_reach_kb_only_through_the_facade() -> None:
+    faces = [KB / "cli.py", *sorted((KB / "tui").glob("*.py"))]
+    offenders = [
+        f"{path.relative_to(REPO)}: {name}"
+        for path in faces
+        for name in _kb_imports(path)
+        if not any(name == ok or name.startswith(ok + ".") for ok in _FACE_ALLOWED)
+    ]
+    assert offenders == []
+
+
+def _outside_store_and_engines() -> list[Path]:
+    return [
+        path
+        for path in sorted(KB.rglob("*.py"))
+        if path.relative_to(KB).parts[0] not in ("store", "engines")
+    ]
+
+
+def test_sql_lives_only_in_the_store_and_the_engines() -> None:
+    offenders = []
+    for path in _outside_store_and_engines():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            is_text = isinstance(node, ast.Constant) and isinstance(node.value, str)
+            if is_text and _SQL.search(node.value):
+                offenders.append(f"{path.relative_to(REPO)}:{node.lineno}")
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                module = node.module if isinstance(node, ast.ImportFrom) else None
+                names = [module] if module else [a.name for a in node.names]
+                if "sqlite3" in names:
+                    offenders.append(f"{path.relative_to(REPO)}:{node.lineno} imports sqlite3")
+    assert offenders == []
+
+
+def test_no_column_read_by_name_outside_the_store() -> None:
+    # Rows cross the store's boundary as typed rows: row["title"] belongs inside kb/store/.
+    pattern = re.compile(r"\brow\w*\[\s*['\"]\w+['\"]\s*\]")
+    offenders = [
+        f"{path.relative_to(REPO)}:{number}"
+        for path in _outside_store_and_engines()
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if pattern.search(line)
+    ]
+    assert offenders == []
+
+
+def test_mypy_is_clean() -> None:
+    mypy = shutil.which("mypy", path=str(Path(sys.executable).parent))
+    if mypy is None:
+        pytest.skip("mypy is not installed (pip install -e '.[test]')")
+    result = subprocess.run(
+        [mypy, "--no-error-summary"], cwd=REPO, capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout
