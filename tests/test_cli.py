@@ -94,6 +94,7 @@ def test_unreadable_store_exits_1(make_kb) -> None:
     assert "Traceback" not in result.output
 
 
+@pytest.mark.slow
 def test_installed_kb_command_runs(make_kb) -> None:
     executable = shutil.which("kb", path=str(Path(sys.executable).parent))
     assert executable, "the kb command is not installed beside this Python"

@@ -25,6 +25,7 @@ def corpus_kb(tmp_path: Path, name: str) -> KnowledgeBase:
     return KnowledgeBase.open(tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CORPORA)
 def test_every_markdown_file_is_a_note_or_a_warning(tmp_path: Path, name: str) -> None:
     kb = corpus_kb(tmp_path, name)

@@ -62,6 +62,7 @@ class Terminal:
         subprocess.run([*self.base, "kill-server"], capture_output=True, check=False)
 
 
+@pytest.mark.slow
 def test_installed_kb_in_a_real_terminal(tmp_path: Path) -> None:
     kb = shutil.which("kb", path=str(Path(sys.executable).parent))
     assert kb, "the kb command is not installed beside this Python"

@@ -459,6 +459,7 @@ def test_ingest_json_counts_from_the_cli(make_kb, tmp_path: Path) -> None:
     assert "bad.md:" in result.stderr
 
 
+@pytest.mark.slow
 def test_ctrl_c_on_a_real_ingest_process(make_kb, tmp_path: Path) -> None:
     """SIGINT to a running `kb ingest` (with worker processes): exit 130, nothing half-done."""
     import signal

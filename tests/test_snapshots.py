@@ -34,6 +34,7 @@ def steady(app) -> None:
         field.cursor_blink = False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_search_screen(snap_compare, sample, size) -> None:
     app = make_app(sample, watch=False)
@@ -47,6 +48,7 @@ def test_search_screen(snap_compare, sample, size) -> None:
     assert snap_compare(app, terminal_size=size, run_before=type_query)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 def test_note_screen(snap_compare, sample, size) -> None:
     app = make_app(sample, watch=False)

@@ -61,6 +61,7 @@ def current_title(app: KbApp) -> str:
     return app.screen.page.title  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 async def test_typing_chinese_finds_the_note(sample) -> None:
     app = make_app(sample, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -72,6 +73,7 @@ async def test_typing_chinese_finds_the_note(sample) -> None:
         assert any("Roofline" in title for title in result_titles(app))
 
 
+@pytest.mark.slow
 async def test_open_follow_a_link_and_come_back(sample) -> None:
     app = make_app(sample, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -96,6 +98,7 @@ async def test_open_follow_a_link_and_come_back(sample) -> None:
         assert app.screen.id == "search"
 
 
+@pytest.mark.slow
 async def test_clicked_links_go_through_kb_never_a_browser(sample, monkeypatch) -> None:
     app = make_app(sample, watch=False)
     opened: list[str] = []
@@ -116,6 +119,7 @@ async def test_clicked_links_go_through_kb_never_a_browser(sample, monkeypatch) 
         assert current_title(app) == "CS336 Lecture 3：GPU 是怎么工作的"
 
 
+@pytest.mark.slow
 async def test_filter_by_tag(sample) -> None:
     app = make_app(sample, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -133,6 +137,7 @@ async def test_filter_by_tag(sample) -> None:
         assert "tag: redis" in str(app.screen.query_one("#status", Static).render())
 
 
+@pytest.mark.slow
 async def test_walk_a_series(sample) -> None:
     lecture = sample.find_note("cs336/lecture-03-gpus.md")
     ((name, notes),) = sample.series(lecture.id)
@@ -163,6 +168,7 @@ def stand_in_editor(tmp_path: Path, text: str) -> str:
     return f"{sys.executable} {script}"
 
 
+@pytest.mark.slow
 async def test_edit_with_an_editor_then_see_the_change(sample, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("EDITOR", stand_in_editor(tmp_path, "\n新加的一段：拓扑排序\n"))
     monkeypatch.delenv("VISUAL", raising=False)
@@ -178,6 +184,7 @@ async def test_edit_with_an_editor_then_see_the_change(sample, tmp_path, monkeyp
         assert result_titles(app) == ["Redis 学习笔记"]
 
 
+@pytest.mark.slow
 async def test_create_a_note_and_find_it(sample, tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("EDITOR", stand_in_editor(tmp_path, "正文里写点 Bazel 缓存。\n"))
     monkeypatch.delenv("VISUAL", raising=False)
@@ -199,6 +206,7 @@ async def test_create_a_note_and_find_it(sample, tmp_path, monkeypatch) -> None:
 MARKUP_TITLES = ["[@click=app.quit]x[/]", "[link=file:///etc/passwd]y[/link]", "[b]bold[/b]"]
 
 
+@pytest.mark.slow
 async def test_note_text_is_never_markup(make_kb) -> None:
     kb = make_kb(
         {
@@ -244,6 +252,7 @@ async def test_first_run_ingests_with_progress(make_kb, tmp_path) -> None:
         assert result_titles(app) == ["第一篇"]
 
 
+@pytest.mark.slow
 async def test_notes_changed_on_disk_are_noticed(sample) -> None:
     app = make_app(sample, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -257,6 +266,7 @@ async def test_notes_changed_on_disk_are_noticed(sample) -> None:
         assert result_titles(app) == ["刚写的"]
 
 
+@pytest.mark.slow
 async def test_command_palette_opens_a_note_by_title(sample) -> None:
     app = make_app(sample, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -270,6 +280,7 @@ async def test_command_palette_opens_a_note_by_title(sample) -> None:
         assert current_title(app) == "Redis 学习笔记"
 
 
+@pytest.mark.slow
 async def test_help_and_quit(sample) -> None:
     app = make_app(sample, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -283,6 +294,7 @@ async def test_help_and_quit(sample) -> None:
     assert not app.is_running
 
 
+@pytest.mark.slow
 async def test_the_app_works_unchanged_on_whoosh(sample) -> None:
     pytest.importorskip("whoosh")
     sample.ingest(rebuild=True, engine="whoosh")
@@ -297,6 +309,7 @@ async def test_the_app_works_unchanged_on_whoosh(sample) -> None:
         assert current_title(app) == "Redis 学习笔记"
 
 
+@pytest.mark.slow
 async def test_a_link_to_a_heading_deep_in_a_long_note_scrolls_there(make_kb) -> None:
     sections = "".join(f"## section {i}\n\n" + "长文本 " * 200 + "\n\n" for i in range(60))
     kb = make_kb(

@@ -53,6 +53,7 @@ def answers(kb: KnowledgeBase) -> dict[str, set[str]]:
     return {q: {hit.path for hit in kb.search(q, limit=1000).hits} for q in QUERIES}
 
 
+@pytest.mark.slow
 def test_rebuild_with_whoosh_gives_the_same_answers(tmp_path: Path) -> None:
     kb = sample_kb(tmp_path)
     kb.ingest()
@@ -73,6 +74,7 @@ def test_rebuild_with_whoosh_gives_the_same_answers(tmp_path: Path) -> None:
     assert answers(kb) == with_fts5
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SHARED_CORPORA.is_dir(), reason="no ../shared/corpora")
 def test_same_answers_on_advanced_java(tmp_path: Path) -> None:
     root = json.dumps(str(SHARED_CORPORA / "advanced-java-zh"))
@@ -100,6 +102,7 @@ def test_same_answers_on_advanced_java(tmp_path: Path) -> None:
     assert {w: {h.path for h in kb.search(w, limit=1000).hits} for w in words} == fts5
 
 
+@pytest.mark.slow
 def test_killed_between_store_and_index_commit_catches_up(tmp_path: Path) -> None:
     kb = sample_kb(tmp_path)
     kb.ingest(rebuild=True, engine="whoosh")
@@ -129,6 +132,7 @@ def test_killed_between_store_and_index_commit_catches_up(tmp_path: Path) -> Non
     assert "life/reading-list.md" not in {h.path for h in kb.search("阅读清单", limit=100).hits}
 
 
+@pytest.mark.slow
 def test_opening_the_index_never_imports_rjieba(tmp_path: Path) -> None:
     kb = sample_kb(tmp_path)
     kb.ingest(rebuild=True, engine="whoosh")
@@ -151,6 +155,7 @@ def test_engine_flag_needs_rebuild(tmp_path: Path) -> None:
     assert "--rebuild" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_new_store_rebuilds_the_index(tmp_path: Path) -> None:
     kb = sample_kb(tmp_path)
     kb.ingest(rebuild=True, engine="whoosh")
