@@ -1,83 +1,25 @@
-"""Browsing: what the terminal UI shows, computed here so it is tested without a UI.
+"""Browsing: reading a note in the terminal UI, computed here so it is tested without a UI.
 
-A note's page (its Markdown prepared for display, its outline and links), following a
-link from it, browser-style history, the tag tree, series order, and new notes.
+A note's Markdown prepared for display (wikilinks and Hugo refs made followable, cut
+into pieces), following a link from it, and browser-style history. What a page holds is
+built in ``kb.views``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from datetime import date
-from pathlib import Path
+from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from kb.fences import code_lines
-from kb.text import clean_line, clean_text, slugify
+from kb.links import LinkIndex, LinkToResolve
+from kb.text import clean_text
 
 KB_SCHEME = "kb:"
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
 _REF_IN_LINK = re.compile(r"\]\(\s*\{\{[<%]\s*(?:rel)?ref\s+\"?([^\"\s]+?)\"?\s*[>%]\}\}\s*\)")
 _REF = re.compile(r"\{\{[<%]\s*(?:rel)?ref\s+\"?([^\"\s]+?)\"?\s*[>%]\}\}")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
-
-
-@dataclass(frozen=True, slots=True)
-class NoteSummary:
-    id: int
-    path: str
-    title: str
-    date: str | None
-    tags: list[str]
-    summary: str
-
-
-@dataclass(frozen=True, slots=True)
-class NoteChoice:
-    """A note as the command palette lists it."""
-
-    id: int
-    title: str
-    path: str
-
-
-@dataclass(frozen=True, slots=True)
-class NotePreview:
-    """A note's stored plain text, cheap to show beside the search results."""
-
-    id: int
-    title: str
-    path: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class PageLink:
-    """One link of a page, as the link list shows it."""
-
-    text: str
-    target: str  # as written, with #anchor
-    kind: str
-    rel: str
-    line: int
-    status: str
-    note_id: int | None
-    note_title: str | None
-    url: str | None  # an external URL (never opened by kb, only shown and copied)
-
-
-@dataclass(slots=True)
-class NotePage:
-    id: int
-    path: str
-    file: Path
-    title: str
-    date: str | None
-    tags: list[str]
-    series: list[str]
-    markdown: str  # the body, prepared for display (see display_markdown)
-    headings: list[tuple[int, str, str]]  # (level, text, slug)
-    links: list[PageLink] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +31,27 @@ class Follow:
     anchor: str = ""
     url: str = ""
     target: str = ""
+
+
+def follow(index: LinkIndex, note_id: int, href: str) -> Follow:
+    """Where a link in a note leads, by the same rules as ingest: another note, a heading
+    of this one, an external URL (shown, never opened), or nowhere."""
+    kb_link = parse_kb_href(href)
+    if kb_link is not None:
+        kind, target, anchor = kb_link
+    else:
+        target, _, anchor = href.partition("#")
+        kind = "url" if external_url(target) else "markdown"
+        if not target and anchor:
+            return Follow("anchor", note_id, anchor)
+    found = index.resolve(LinkToResolve(0, note_id, target, anchor, kind))
+    if found.target_id is not None:
+        if found.target_id == note_id and anchor:
+            return Follow("anchor", note_id, anchor)
+        return Follow("note", found.target_id, anchor)
+    if found.status == "external":
+        return Follow("external", url=href)
+    return Follow("unresolved", target=href)
 
 
 def display_markdown(body: str) -> str:
@@ -185,64 +148,6 @@ class History:
     def trail(self, length: int = 5) -> list[int]:
         """The notes that led here, oldest first, ending with the current one."""
         return self._items[max(0, self._position - length + 1) : self._position + 1]
-
-
-@dataclass(slots=True)
-class TagNode:
-    name: str  # this level's name (``lecture``)
-    tag: str  # the full tag (``cs336/lecture``)
-    count: int  # notes with this tag or one below it
-    children: list[TagNode] = field(default_factory=list)
-
-
-def tag_tree(counts: list[tuple[str, int]]) -> list[TagNode]:
-    """Hierarchical tags (``cs336/lecture``) as a tree; a parent counts its children's notes
-    too (an upper bound when a note has several tags below one parent)."""
-    roots: list[TagNode] = []
-    nodes: dict[str, TagNode] = {}
-    for tag, count in sorted(counts, key=lambda item: item[0].casefold()):
-        parent: TagNode | None = None
-        path = ""
-        for part in (p for p in tag.split("/") if p):
-            path = f"{path}/{part}" if path else part
-            node = nodes.get(path.casefold())
-            if node is None:
-                node = nodes[path.casefold()] = TagNode(part, path, 0)
-                (parent.children if parent else roots).append(node)
-            node.count += count
-            parent = node
-    return roots
-
-
-def new_note_text(title: str, today: date | None = None, tags: list[str] | None = None) -> str:
-    """The front-matter template of a new note."""
-    today = today or date.today()
-    safe_title = clean_line(title).replace('"', '\\"')
-    tag_list = ", ".join(tags or [])
-    return (
-        f'---\ntitle: "{safe_title}"\ndate: {today.isoformat()}\ntags: [{tag_list}]\n'
-        f"---\n\n# {clean_line(title)}\n\n"
-    )
-
-
-def new_note_name(title: str, existing: set[str]) -> str:
-    """A file name for a new note: the title's slug (Chinese kept), never an existing one."""
-    stem = slugify(title)[:80].strip("-") or "untitled"
-    name = f"{stem}.md"
-    number = 2
-    while name.casefold() in existing:
-        name = f"{stem}-{number}.md"
-        number += 1
-    return name
-
-
-def editor_command(path: Path) -> list[str]:
-    """``$VISUAL``, else ``$EDITOR``, else vi, split as a shell would, with the note's path."""
-    import os
-    import shlex
-
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    return [*shlex.split(editor), str(path)]
 
 
 def external_url(target: str) -> str | None:

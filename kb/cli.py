@@ -142,7 +142,7 @@ def new(ctx: click.Context, title: tuple[str, ...], folder: str | None, no_edit:
     """Create a note titled TITLE, open it in $EDITOR, then ingest it."""
     import subprocess
 
-    from kb.browse import editor_command
+    from kb.editing import editor_command
 
     kb = _open(ctx)
     path = kb.new_note(" ".join(title), folder)

@@ -1,7 +1,8 @@
-"""How notes connect: outgoing links, backlinks, unlinked mentions, related notes, problems.
+"""How a note connects to the others: outgoing links, backlinks, unlinked mentions and
+related notes.
 
-Everything the CLI's ``kb links``/``kb check``/``kb graph`` and the TUI's connection panes
-show comes from here, tested without either front end.
+Everything the CLI's ``kb links``/``kb graph`` and the TUI's connection panes show comes
+from here, tested without either front end.
 """
 
 from __future__ import annotations
@@ -13,15 +14,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb.errors import UsageError
 from kb.fences import code_lines
-from kb.links import NoteName, fold
+from kb.links import NoteName
 from kb.text import CJK_CHAR, clean_line
 
 FileOf = Callable[[str, str], Path]  # (root name, path inside the root) -> the note's file
 
 if TYPE_CHECKING:
     from kb.engines import SearchEngine
+    from kb.naming import NoteRef
     from kb.store import Store
 
 # A title or alias counts for mentions when it is long enough not to match by accident:
@@ -32,13 +33,6 @@ MENTION_MAX_SHARE = 0.10
 MENTION_COMMON_FLOOR = 10
 RELATED_LIMIT = 10
 RELATED_MIN_SCORE = 0.25  # below this, a note shares too little to be called related
-
-
-@dataclass(slots=True)
-class NoteRef:
-    id: int
-    path: str
-    title: str
 
 
 @dataclass(slots=True)
@@ -99,61 +93,6 @@ class Connections:
             "mentions": [asdict(x) for x in self.mentions],
             "related": [asdict(x) for x in self.related],
         }
-
-
-@dataclass(slots=True)
-class CheckProblem:
-    path: str
-    line: int | None
-    kind: str  # broken-link | missing-heading | ambiguous-link | duplicate-title | parse-warning
-    message: str
-
-
-# -- finding a note from what the user typed ----------------------------------------------
-
-
-def find_note(store: Store, ref: str, roots: dict[str, Path], cwd: Path, prefixed: bool) -> NoteRef:
-    """A note from a path (relative to ``cwd`` or to the notes root), a title or an alias.
-
-    Raises UsageError when nothing matches or when several notes do (listing them)."""
-    names = store.notes.names()
-    try:
-        candidate = (cwd / ref).resolve()
-    except RuntimeError:  # a symlink loop (before Python 3.13): it names no file
-        candidate = cwd / ref
-    for root_name, root_path in roots.items():
-        if candidate.is_file() and root_path in candidate.parents:
-            rel = candidate.relative_to(root_path).as_posix()
-            for note in names:
-                if note.root == root_name and note.rel == rel:
-                    return _ref(store, note)
-    wanted = fold(ref.strip().strip("/"))
-    for matches in (
-        [n for n in names if fold(_note_path(n, prefixed)) in (wanted, f"{wanted}.md")],
-        [n for n in names if fold(n.title) == wanted],
-        [n for n in names if wanted in (fold(a) for a in n.aliases)],
-        [n for n in names if fold(n.stem) == wanted],
-    ):
-        unique = {n.id: n for n in matches}
-        if len(unique) == 1:
-            return _ref(store, next(iter(unique.values())))
-        if len(unique) > 1:
-            listing = "; ".join(
-                f"{_note_path(n, prefixed)} ({clean_line(n.title)})"
-                for n in sorted(unique.values(), key=lambda n: n.rel)
-            )
-            raise UsageError(f"{ref!r} names {len(unique)} notes: {listing}")
-    raise UsageError(f"no note matches {ref!r}: give its path, title or alias")
-
-
-def _note_path(note: NoteName, prefixed: bool) -> str:
-    return f"{note.root}/{note.rel}" if prefixed else note.rel
-
-
-def _ref(store: Store, note: NoteName) -> NoteRef:
-    row = store.notes.by_id(note.id)
-    assert row is not None
-    return NoteRef(note.id, row.path, clean_line(row.title))
 
 
 # -- links and backlinks ------------------------------------------------------------------
@@ -335,51 +274,3 @@ def _reason(parts: dict[str, list[str]]) -> str:
         else:
             pieces.append(f"{kind}: {', '.join(values[:4])}")
     return " · ".join(pieces)
-
-
-# -- problems -------------------------------------------------------------------------------
-
-
-def check(store: Store) -> list[CheckProblem]:
-    problems: list[CheckProblem] = []
-    for row in store.links.problems():
-        target = row.target + (f"#{row.anchor}" if row.anchor else "")
-        if row.status == "broken":
-            problems.append(
-                CheckProblem(
-                    row.path,
-                    row.line,
-                    "broken-link",
-                    f"{target} ({row.kind}) points to no note",
-                )
-            )
-        elif row.status == "missing-heading":
-            problems.append(
-                CheckProblem(
-                    row.path,
-                    row.line,
-                    "missing-heading",
-                    f"{target}: {row.target_path} has no heading #{row.anchor}",
-                )
-            )
-        else:
-            problems.append(
-                CheckProblem(
-                    row.path,
-                    row.line,
-                    "ambiguous-link",
-                    f"{target} names several notes; chose {row.target_path}",
-                )
-            )
-    for paths in store.notes.duplicate_titles():
-        for path in paths:
-            others = ", ".join(p for p in paths if p != path)
-            problems.append(CheckProblem(path, None, "duplicate-title", f"same title as {others}"))
-    for problem in store.problems.all():
-        problems.append(
-            CheckProblem(
-                problem.path, problem.line, "parse-warning", f"{problem.kind}: {problem.message}"
-            )
-        )
-    problems.sort(key=lambda p: (p.path, p.line or 0, p.kind))
-    return problems

@@ -1,10 +1,16 @@
-"""The link graph, exported as Graphviz dot, JSON or Mermaid. Pure functions."""
+"""The link graph, built from the store and exported as Graphviz dot, JSON or Mermaid."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
-from kb.text import json_text, one_line
+from kb.text import clean_line, json_text, one_line
+
+if TYPE_CHECKING:
+    from kb.connections import Mention, Related
+    from kb.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +31,33 @@ class GraphEdge:
 class Graph:
     nodes: list[GraphNode] = field(default_factory=list)
     edges: list[GraphEdge] = field(default_factory=list)
+
+
+def link_graph(
+    store: Store,
+    mentions: Callable[[int], Iterable[Mention]] | None = None,
+    related: Callable[[int], Iterable[Related]] | None = None,
+) -> Graph:
+    """Every note and link; with ``mentions`` and ``related`` (a note id -> those of that
+    note), an edge for each unlinked mention and related note too."""
+    graph = Graph(
+        [GraphNode(row.id, row.path, clean_line(row.title)) for row in store.notes.listing()]
+    )
+    by_path = {node.path: node.id for node in graph.nodes}
+    graph.edges = [
+        GraphEdge(row.source_id, row.target_id, row.rel or "link")
+        for row in store.links.graph_edges()
+    ]
+    for node in graph.nodes:
+        if mentions is not None:
+            graph.edges += [
+                GraphEdge(by_path[m.path], node.id, "mention") for m in mentions(node.id)
+            ]
+        if related is not None:
+            graph.edges += [
+                GraphEdge(node.id, by_path[r.path], "related") for r in related(node.id)
+            ]
+    return graph
 
 
 def render(graph: Graph, fmt: str) -> str:

@@ -15,16 +15,18 @@ from kb.locations import find_knowledge_base
 from kb.store import Store, check_location, store_errors
 
 if TYPE_CHECKING:
-    from kb.browse import Follow, NoteChoice, NotePage, NotePreview, NoteSummary, TagNode
-    from kb.connections import CheckProblem, Connections, Mention, NoteRef, Related
+    from kb.browse import Follow
+    from kb.check import CheckProblem
+    from kb.connections import Connections, Mention, Related
     from kb.engines import EngineEntry, SearchEngine
     from kb.graph import Graph
-    from kb.ingest import IngestStats
+    from kb.ingest import IngestStats, ProgressCallback
     from kb.links import LinkIndex
     from kb.locations import InitResult
+    from kb.naming import NoteRef
     from kb.search import SearchResults
+    from kb.views import NoteChoice, NotePage, NotePreview, NoteSummary, TagNode
 
-ProgressCallback = Callable[[int, int], None]
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -196,20 +198,16 @@ class KnowledgeBase:
     @_store_errors
     def find_note(self, ref: str, cwd: Path | None = None) -> NoteRef:
         """A note from a path (relative to ``cwd`` or a notes root), a title or an alias."""
-        from kb.connections import find_note
+        from kb.naming import find_note
 
         roots = {root.name: root.path for root in self.config.roots}
         return find_note(self._store, ref, roots, cwd or Path.cwd(), self.config.prefixed)
 
     @_store_errors
     def note_ref(self, note_id: int) -> NoteRef:
-        from kb.connections import NoteRef
-        from kb.text import clean_line
+        from kb.naming import note_ref
 
-        row = self._store.notes.by_id(note_id)
-        if row is None:
-            raise KbError(f"note {note_id} is no longer in the store")
-        return NoteRef(note_id, row.path, clean_line(row.title))
+        return note_ref(self._store, note_id)
 
     @_store_errors
     def connections(self, note: NoteRef, related_limit: int = 10) -> Connections:
@@ -248,37 +246,20 @@ class KnowledgeBase:
 
     @_store_errors
     def check(self) -> list[CheckProblem]:
-        from kb.connections import check
+        from kb.check import check
 
         return check(self._store)
 
     @_store_errors
     def graph(self, with_mentions: bool = False, with_related: bool = False) -> Graph:
         """The link graph; mentions and related notes on request (they cost a query each)."""
-        from kb.graph import Graph, GraphEdge, GraphNode
-        from kb.text import clean_line
+        from kb.graph import link_graph
 
-        graph = Graph(
-            [
-                GraphNode(row.id, row.path, clean_line(row.title))
-                for row in self._store.notes.listing()
-            ]
+        return link_graph(
+            self._store,
+            mentions=self.mentions if with_mentions else None,
+            related=(lambda note_id: self.related(note_id, 3)) if with_related else None,
         )
-        by_path = {node.path: node.id for node in graph.nodes}
-        graph.edges = [
-            GraphEdge(row.source_id, row.target_id, row.rel or "link")
-            for row in self._store.links.graph_edges()
-        ]
-        for node in graph.nodes:
-            if with_mentions:
-                graph.edges += [
-                    GraphEdge(by_path[m.path], node.id, "mention") for m in self.mentions(node.id)
-                ]
-            if with_related:
-                graph.edges += [
-                    GraphEdge(node.id, by_path[r.path], "related") for r in self.related(node.id, 3)
-                ]
-        return graph
 
     def _mention_terms(self, note_id: int) -> list[str]:
         """Configured terms (``mention_terms`` in kb.yaml) that name this note."""
@@ -295,91 +276,23 @@ class KnowledgeBase:
 
     @_store_errors
     def recent(self, limit: int = 50) -> list[NoteSummary]:
-        from kb.browse import NoteSummary
-        from kb.text import clean_line
+        from kb.views import recent
 
-        return [
-            NoteSummary(
-                row.id,
-                row.path,
-                clean_line(row.title),
-                row.date,
-                [clean_line(t) for t in self._store.terms.of_note("tags", row.id)],
-                clean_line(row.summary),
-            )
-            for row in self._store.notes.recent(limit)
-        ]
+        return recent(self._store, limit)
 
     @_store_errors
     def note_page(self, note_id: int) -> NotePage:
-        """A note as the reader shows it: its Markdown read from the file (the truth), its
-        outline and its links. Falls back to the stored text if the file is gone."""
-        from kb.browse import NotePage, PageLink, display_markdown, external_url
-        from kb.parse.decode import BinaryFile, decode_note
-        from kb.parse.frontmatter import split_front_matter
-        from kb.text import clean_line
+        """A note as the reader shows it (see ``kb.views.note_page``)."""
+        from kb.views import note_page
 
-        row = self._store.notes.by_id(note_id)
-        if row is None:
-            raise KbError(f"note {note_id} is no longer in the store")
-        file = self.note_file(row.root, row.rel)
-        try:
-            body = split_front_matter(decode_note(file.read_bytes()).text).body
-        except (OSError, BinaryFile):
-            body = row.text
-        links = [
-            PageLink(
-                text=clean_line(link.text) or clean_line(link.target),
-                target=link.target + (f"#{link.anchor}" if link.anchor else ""),
-                kind=link.kind,
-                rel=link.rel,
-                line=link.line,
-                status=link.status,
-                note_id=link.target_id,
-                note_title=clean_line(link.target_title) if link.target_title else None,
-                url=external_url(link.target) if link.status == "external" else None,
-            )
-            for link in self._store.links.outgoing(note_id)
-            if link.kind not in ("anchor", "image")
-        ]
-        return NotePage(
-            id=note_id,
-            path=row.path,
-            file=file,
-            title=clean_line(row.title),
-            date=row.date,
-            tags=[clean_line(t) for t in self._store.terms.of_note("tags", note_id)],
-            series=[clean_line(s) for s in self._store.terms.of_note("series", note_id)],
-            markdown=display_markdown(body),
-            headings=[
-                (h.level, clean_line(h.text), h.slug) for h in self._store.notes.headings(note_id)
-            ],
-            links=links,
-        )
+        return note_page(self._store, note_id, self.note_file)
 
     @_store_errors
     def follow(self, note_id: int, href: str) -> Follow:
-        """Where a link in a note leads, by the same rules as ingest: another note, a
-        heading of this one, an external URL (shown, never opened), or nowhere."""
-        from kb.browse import Follow, external_url, parse_kb_href
-        from kb.links import LinkToResolve
+        """Where a link in a note leads (see ``kb.browse.follow``)."""
+        from kb.browse import follow
 
-        kb_link = parse_kb_href(href)
-        if kb_link is not None:
-            kind, target, anchor = kb_link
-        else:
-            target, _, anchor = href.partition("#")
-            kind = "url" if external_url(target) else "markdown"
-            if not target and anchor:
-                return Follow("anchor", note_id, anchor)
-        found = self._link_index().resolve(LinkToResolve(0, note_id, target, anchor, kind))
-        if found.target_id is not None:
-            if found.target_id == note_id and anchor:
-                return Follow("anchor", note_id, anchor)
-            return Follow("note", found.target_id, anchor)
-        if found.status == "external":
-            return Follow("external", url=href)
-        return Follow("unresolved", target=href)
+        return follow(self._link_index(), note_id, href)
 
     def _link_index(self) -> LinkIndex:
         from kb.links import LinkIndex
@@ -403,45 +316,25 @@ class KnowledgeBase:
 
     @_store_errors
     def tag_tree(self) -> list[TagNode]:
-        from kb.browse import tag_tree
+        from kb.views import tag_tree
 
         return tag_tree(self._store.terms.counts("tags"))
 
     @_store_errors
     def series(self, note_id: int) -> list[tuple[str, list[NoteSummary]]]:
         """Each series the note is in, with its notes in date order."""
-        from kb.browse import NoteSummary
-        from kb.text import clean_line
+        from kb.views import series
 
-        return [
-            (
-                clean_line(name),
-                [
-                    NoteSummary(r.id, r.path, clean_line(r.title), r.date, [], "")
-                    for r in self._store.terms.notes_in_series(name)
-                ],
-            )
-            for name in self._store.terms.of_note("series", note_id)
-        ]
+        return series(self._store, note_id)
 
     def new_note(self, title: str, folder: str | None = None) -> Path:
         """Create a note file with a front-matter template; returns its path. The folder is
         ``folder``, else ``new_notes_folder`` from kb.yaml, inside the first notes root."""
-        from kb.browse import new_note_name, new_note_text
+        from kb.editing import create_note
 
-        if not title.strip():
-            raise UsageError("a new note needs a title")
-        root = self.config.roots[0].path
+        setting = "--folder" if folder else f"new_notes_folder in {self.home / CONFIG_NAME}"
         chosen = folder or self.config.new_notes_folder
-        target = (root / chosen).resolve()
-        if target != root and root not in target.parents:
-            setting = "--folder" if folder else f"new_notes_folder in {self.home / CONFIG_NAME}"
-            raise UsageError(f"{setting}: {chosen!r} is outside the notes root {root}")
-        target.mkdir(parents=True, exist_ok=True)
-        existing = {p.name.casefold() for p in target.iterdir()}
-        path = target / new_note_name(title, existing)
-        path.write_text(new_note_text(title), encoding="utf-8")
-        return path
+        return create_note(self.notes_root, chosen, title, setting)
 
     def note_file(self, root: str, rel: str) -> Path:
         """The file of a note, from its root's name and its path inside the root."""
@@ -497,31 +390,23 @@ class KnowledgeBase:
     @_store_errors
     def titles(self, note_ids: Iterable[int]) -> dict[int, str]:
         """The titles of those notes still in the store (the others are left out)."""
-        from kb.text import clean_line
+        from kb.views import titles
 
-        return {i: clean_line(title) for i, title in self._store.notes.titles(note_ids).items()}
+        return titles(self._store, note_ids)
 
     @_store_errors
     def note_choices(self) -> list[NoteChoice]:
         """Every note, by path, for choosing one by its title."""
-        from kb.browse import NoteChoice
-        from kb.text import clean_line
+        from kb.views import note_choices
 
-        return [
-            NoteChoice(row.id, clean_line(row.title), row.path)
-            for row in self._store.notes.listing()
-        ]
+        return note_choices(self._store)
 
     @_store_errors
     def note_preview(self, note_id: int) -> NotePreview | None:
         """A note's stored plain text; None if the note is no longer in the store."""
-        from kb.browse import NotePreview
-        from kb.text import clean_line
+        from kb.views import note_preview
 
-        row = self._store.notes.by_id(note_id)
-        if row is None:
-            return None
-        return NotePreview(note_id, clean_line(row.title), row.path, row.text)
+        return note_preview(self._store, note_id)
 
 
 class _Reader:

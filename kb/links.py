@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
+from kb.scan import NOTE_SUFFIXES
 from kb.text import slugify
 
-NOTE_SUFFIXES = (".md", ".markdown")
 _PAGE_SUFFIXES = (".html", ".htm")
 _INDEX_NAMES = ("index.md", "_index.md", "README.md", "index.markdown", "readme.md")
 

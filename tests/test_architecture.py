@@ -79,7 +79,11 @@ _FACE_ALLOWED = (
     "kb.text",
     "kb.search",
     "kb.connections",
+    "kb.naming",  # NoteRef
+    "kb.check",  # CheckProblem
+    "kb.views",
     "kb.browse",
+    "kb.editing",  # editor_command
     "kb.graph",
     "kb.ingest",  # IngestStats
     "kb.engines.registry",  # the --engine choices

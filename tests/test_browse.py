@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kb.browse import (
-    History,
-    display_markdown,
-    new_note_name,
-    new_note_text,
-    parse_kb_href,
-    split_for_display,
-    tag_tree,
-)
+from kb.browse import History, display_markdown, parse_kb_href, split_for_display
+from kb.editing import new_note_name, new_note_text
 from kb.parse.note import parse_note
+from kb.views import tag_tree
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from textual.command import Provider
 from textual.content import Content
 from textual.widgets import Static
 
-from kb.browse import editor_command
+from kb.editing import editor_command
 from kb.errors import IngestLocked, KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.text import strip_controls

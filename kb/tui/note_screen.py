@@ -19,7 +19,7 @@ from textual.widgets._markdown import MarkdownHeader
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from kb.browse import Follow, History, NotePage, NoteSummary, split_for_display
+from kb.browse import Follow, History, split_for_display
 from kb.connections import Connections
 from kb.errors import KbError
 from kb.text import one_line, slugify, strip_controls
@@ -27,6 +27,7 @@ from kb.tui.app import KbApp
 from kb.tui.messages import FollowLink, NotesChanged, OpenNote
 from kb.tui.search_screen import WIDE
 from kb.tui.widgets import DIM, ConnectionList, LinkList, markdown_parser
+from kb.views import NotePage, NoteSummary
 
 # Each series the note is in, with its notes in date order (KnowledgeBase.series).
 Series = list[tuple[str, list[NoteSummary]]]

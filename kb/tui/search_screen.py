@@ -12,13 +12,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static
 from textual.worker import get_current_worker
 
-from kb.browse import NoteSummary
 from kb.errors import KbError, StoreError
 from kb.search import SearchResults
 from kb.text import one_line, strip_controls
 from kb.tui.app import KbApp
 from kb.tui.messages import FilterByTag, NotesChanged, OpenNote
 from kb.tui.widgets import DIM, ResultList, TagTree
+from kb.views import NoteSummary
 
 RESULTS = 50
 WIDE = 110  # columns from which the preview (and the outline) sit beside the list

@@ -11,11 +11,11 @@ from textual.widgets import OptionList, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
-from kb.browse import NoteSummary, PageLink, TagNode
 from kb.connections import Backlink, Mention, Related
 from kb.search import SearchHit
 from kb.text import one_line, strip_controls
 from kb.tui.messages import FilterByTag, FollowLink, OpenNote
+from kb.views import NoteSummary, PageLink, TagNode
 
 HIGHLIGHT = "bold $accent"
 DIM = "dim"

@@ -1,0 +1,57 @@
+"""Writing notes: a new note's file name and front-matter template, and the editor that
+opens one. The CLI's ``kb new`` and the TUI's new-note and edit keys use it.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from datetime import date
+from pathlib import Path
+
+from kb.errors import UsageError
+from kb.text import clean_line, slugify
+
+
+def create_note(root: Path, folder: str, title: str, setting: str) -> Path:
+    """Write a new note titled ``title`` into ``folder`` inside the notes ``root``; returns
+    its path. ``setting`` names where ``folder`` came from, for the error when it leads
+    outside the root."""
+    if not title.strip():
+        raise UsageError("a new note needs a title")
+    target = (root / folder).resolve()
+    if target != root and root not in target.parents:
+        raise UsageError(f"{setting}: {folder!r} is outside the notes root {root}")
+    target.mkdir(parents=True, exist_ok=True)
+    existing = {p.name.casefold() for p in target.iterdir()}
+    path = target / new_note_name(title, existing)
+    path.write_text(new_note_text(title), encoding="utf-8")
+    return path
+
+
+def new_note_text(title: str, today: date | None = None, tags: list[str] | None = None) -> str:
+    """The front-matter template of a new note."""
+    today = today or date.today()
+    safe_title = clean_line(title).replace('"', '\\"')
+    tag_list = ", ".join(tags or [])
+    return (
+        f'---\ntitle: "{safe_title}"\ndate: {today.isoformat()}\ntags: [{tag_list}]\n'
+        f"---\n\n# {clean_line(title)}\n\n"
+    )
+
+
+def new_note_name(title: str, existing: set[str]) -> str:
+    """A file name for a new note: the title's slug (Chinese kept), never an existing one."""
+    stem = slugify(title)[:80].strip("-") or "untitled"
+    name = f"{stem}.md"
+    number = 2
+    while name.casefold() in existing:
+        name = f"{stem}-{number}.md"
+        number += 1
+    return name
+
+
+def editor_command(path: Path) -> list[str]:
+    """``$VISUAL``, else ``$EDITOR``, else vi, split as a shell would, with the note's path."""
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
+    return [*shlex.split(editor), str(path)]
