@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from kb.store import Store
 
 
+_INFERRED = ("mention", "related")  # edges kb infers, not links: drawn dashed
+
+
 @dataclass(frozen=True, slots=True)
 class GraphNode:
     id: int
@@ -88,7 +91,7 @@ def to_dot(graph: Graph) -> str:
         )
     for edge in graph.edges:
         style = "" if edge.kind == "link" else f" [label={_dot_string(edge.kind)}"
-        if edge.kind in ("mention", "related"):
+        if edge.kind in _INFERRED:
             style += ", style=dashed"
         lines.append(f"  n{edge.source} -> n{edge.target}{style + ']' if style else ''};")
     lines.append("}")
@@ -105,7 +108,7 @@ def to_mermaid(graph: Graph) -> str:
     for node in graph.nodes:
         lines.append(f'  n{node.id}["{_mermaid_label(node.title)}"]')
     for edge in graph.edges:
-        arrow = "-.->" if edge.kind in ("mention", "related") else "-->"
+        arrow = "-.->" if edge.kind in _INFERRED else "-->"
         label = "" if edge.kind == "link" else f"|{_mermaid_label(edge.kind)}|"
         lines.append(f"  n{edge.source} {arrow}{label} n{edge.target}")
     return "\n".join(lines)

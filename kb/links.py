@@ -286,10 +286,10 @@ class LinkIndex:
 def _file_candidates(rel: str, folder_only: bool) -> list[str]:
     """``x``, ``x.md``, ``x/index.md``, ``x/_index.md``, ``x/README.md``, ``x.html`` → ``x.md``."""
     rel = rel.rstrip("/")
-    candidates = [] if folder_only else [rel, f"{rel}.md", f"{rel}.markdown"]
+    candidates = [] if folder_only else [rel, *(rel + suffix for suffix in NOTE_SUFFIXES)]
     if rel.lower().endswith(_PAGE_SUFFIXES):
         stem = rel.rsplit(".", 1)[0]
-        candidates += [f"{stem}.md", f"{stem}.markdown"]
+        candidates += [stem + suffix for suffix in NOTE_SUFFIXES]
     prefix = f"{rel}/" if rel else ""
     candidates += [f"{prefix}{name}" for name in _INDEX_NAMES]
     return candidates
