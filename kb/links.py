@@ -9,18 +9,17 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
-from kb.scan import NOTE_SUFFIXES
+from kb.models import NOTE_SUFFIXES
 from kb.text import slugify
 
 _PAGE_SUFFIXES = (".html", ".htm")
 _INDEX_NAMES = ("index.md", "_index.md", "README.md", "index.markdown", "readme.md")
 
 
-@dataclass(frozen=True, slots=True)
-class NoteName:
+class NoteName(NamedTuple):
     """What a note can be called by: its path, file stem, title, aliases and slug."""
 
     id: int
@@ -66,8 +65,7 @@ class NoteName:
         return keys
 
 
-@dataclass(frozen=True, slots=True)
-class LinkToResolve:
+class LinkToResolve(NamedTuple):
     id: int
     source_id: int
     target: str
@@ -75,8 +73,7 @@ class LinkToResolve:
     kind: str
 
 
-@dataclass(frozen=True, slots=True)
-class Resolution:
+class Resolution(NamedTuple):
     target_id: int | None
     status: str  # resolved | ambiguous | missing-heading | broken | external | attachment
     key: str = ""  # the name or path looked up, so a change to notes with that key re-resolves
@@ -106,20 +103,35 @@ def _path_key(rel: str) -> str:
     return rel.rstrip("/")
 
 
-@dataclass(slots=True)
 class LinkIndex:
     """Lookup tables from every name a note goes by to the notes that have it."""
 
-    notes: dict[int, NoteName] = field(default_factory=dict)
-    by_rel: dict[tuple[str, str], int] = field(default_factory=dict)
-    by_rel_folded: dict[tuple[str, str], int] = field(default_factory=dict)  # for site URLs
-    by_stem: dict[str, list[int]] = field(default_factory=dict)
-    by_title: dict[str, list[int]] = field(default_factory=dict)
-    by_alias: dict[str, list[int]] = field(default_factory=dict)
-    by_slug: dict[str, list[int]] = field(default_factory=dict)
-    by_url: dict[str, int] = field(default_factory=dict)
-    site_host: str = ""
-    headings: Callable[[int], set[str]] = field(default=lambda note_id: set())
+    __slots__ = (
+        "by_alias",
+        "by_rel",
+        "by_rel_folded",
+        "by_slug",
+        "by_stem",
+        "by_title",
+        "by_url",
+        "headings",
+        "notes",
+        "site_host",
+    )
+
+    def __init__(
+        self, site_host: str = "", headings: Callable[[int], set[str]] | None = None
+    ) -> None:
+        self.notes: dict[int, NoteName] = {}
+        self.by_rel: dict[tuple[str, str], int] = {}
+        self.by_rel_folded: dict[tuple[str, str], int] = {}  # for site URLs
+        self.by_stem: dict[str, list[int]] = {}
+        self.by_title: dict[str, list[int]] = {}
+        self.by_alias: dict[str, list[int]] = {}
+        self.by_slug: dict[str, list[int]] = {}
+        self.by_url: dict[str, int] = {}
+        self.site_host = site_host
+        self.headings: Callable[[int], set[str]] = headings or (lambda note_id: set())
 
     @classmethod
     def build(
@@ -128,9 +140,7 @@ class LinkIndex:
         site_url: str = "",
         headings: Callable[[int], set[str]] | None = None,
     ) -> LinkIndex:
-        index = cls(site_host=_host(site_url))
-        if headings is not None:
-            index.headings = headings
+        index = cls(_host(site_url), headings)
         for note in sorted(notes, key=lambda n: n.rel):
             index.notes[note.id] = note
             index.by_rel[(note.root, note.rel)] = note.id

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+NOTE_SUFFIXES = (".md", ".markdown")  # what makes a file a note (kb.scan, kb.links)
+
 # Front-matter keys whose values are links to other notes ("typed links").
 DEFAULT_TYPED_LINK_KEYS = ("related", "see_also", "uses", "lecture", "project")
 

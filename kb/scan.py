@@ -11,9 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.config import Config, NotesRoot
-from kb.models import Problem
+from kb.models import NOTE_SUFFIXES, Problem
 
-NOTE_SUFFIXES = (".md", ".markdown")  # what makes a file a note
 # Problems the walk itself finds (not a note's content): replaced on every walk of a scope.
 SCAN_PROBLEM_KINDS = ("symlink", "unreadable-folder", "file-name")
 # A folder that fails with these is gone (its notes are removed); other errors keep them.
