@@ -12,11 +12,11 @@ field filters          tag:cs336  title:roofline  path:posts/  series:CS336
 
 from __future__ import annotations
 
-import calendar
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from kb.errors import UsageError
+from kb.values import Value
 
 MAX_QUERY_CHARS = 500
 MIN_PREFIX_CHARS = 2
@@ -40,44 +40,37 @@ class QuerySyntaxError(UsageError):
     """The query cannot be parsed; the message says what is wrong, in one line."""
 
 
-@dataclass(frozen=True, slots=True)
-class Word:
+class Word(Value):
     text: str
     prefix: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Phrase:
+class Phrase(Value):
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
+class Field(Value):
     name: str  # one of FIELDS
     value: str  # for date: "start..end" as ISO dates, inclusive
     phrase: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Not:
+class Not(Value):
     child: Node
 
 
-@dataclass(frozen=True, slots=True)
-class And:
+class And(Value):
     children: tuple[Node, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Or:
+class Or(Value):
     children: tuple[Node, ...]
 
 
 Node = Word | Phrase | Field | Not | And | Or
 
 
-@dataclass(frozen=True, slots=True)
-class Query:
+class Query(Value):
     root: Node
     text: str
 
@@ -116,8 +109,7 @@ def _collect_positive(node: Node, found: list[Word | Phrase | Field]) -> None:
             _collect_positive(child, found)
 
 
-@dataclass(slots=True)
-class _Lexeme:
+class _Lexeme(NamedTuple):
     kind: str  # open | close | quote | word | OR | AND | NOT
     text: str
 
@@ -390,6 +382,8 @@ def _date_range(value: str) -> str:
 
 
 def _date_bound(text: str, first: bool) -> str:
+    import calendar  # only for date: filters; not worth a millisecond of every start-up
+
     match = _DATE.match(text)
     if not match:
         raise QuerySyntaxError(

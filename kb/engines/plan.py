@@ -13,12 +13,11 @@ strings, whoosh Query objects) and never look at the query text or the tokenizer
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kb.documents import FIELDS, SearchDocument
 from kb.query import And, Field, Node, Not, Or, Query, Word
 from kb.query import Phrase as QueryPhrase
 from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
+from kb.values import Value
 
 # -- the stream layout ---------------------------------------------------------------
 
@@ -58,38 +57,33 @@ def document_streams(document: SearchDocument) -> tuple[str, ...]:
 # -- the query plan ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Term:
+class Term(Value):
     """One token, in any stream."""
 
     token: str
 
 
-@dataclass(frozen=True, slots=True)
-class Prefix:
+class Prefix(Value):
     """Every token that starts with ``stem`` (a typed prefix, or the last word as you type)."""
 
     stem: str
 
 
-@dataclass(frozen=True, slots=True)
-class CharPrefix:
+class CharPrefix(Value):
     """A lone Chinese character: the first of a main-stream bigram, a one-character run,
     or the last character of a run (a side token)."""
 
     char: str
 
 
-@dataclass(frozen=True, slots=True)
-class Bigrams:
+class Bigrams(Value):
     """A Chinese run of a word: its bigrams adjacent and in order, in the main streams
     (only they hold bigrams)."""
 
     tokens: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class Sequence:
+class Sequence(Value):
     """Tokens adjacent and in order: a quoted phrase, or an identifier's parts. With
     ``open_end`` the last token is a prefix (a phrase ending in one Chinese character
     starts the next bigram)."""
@@ -98,21 +92,18 @@ class Sequence:
     open_end: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class AnyOf:
+class AnyOf(Value):
     children: tuple[Text, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class AllOf:
+class AllOf(Value):
     """Every child and none of ``excluded``."""
 
     children: tuple[Text, ...]
     excluded: tuple[Text, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class InTitle:
+class InTitle(Value):
     """The child, matched in the title streams only (``title:``)."""
 
     child: Text
@@ -123,8 +114,7 @@ Text = Term | Prefix | CharPrefix | Bigrams | Sequence | AnyOf | AllOf | InTitle
 MAX_BOOSTS = 24
 
 
-@dataclass(frozen=True, slots=True)
-class QueryPlan:
+class QueryPlan(Value):
     root: Node  # the parsed tree, for the filters an engine evaluates itself
     required: Text | None  # the whole query, when it is made of text alone
     ranking: tuple[Text, ...]  # each positive term, whichever of them a note matched
