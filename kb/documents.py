@@ -4,16 +4,17 @@ from a fresh parse and from the store, so an engine can always remove what it ad
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import TYPE_CHECKING, NamedTuple
 
-from kb.models import ParsedNote
 from kb.tokenize import normalise
+
+if TYPE_CHECKING:
+    from kb.models import ParsedNote
 
 FIELDS = ("title", "meta", "headings", "body", "code")
 
 
-@dataclass(frozen=True, slots=True)
-class SearchDocument:
+class SearchDocument(NamedTuple):
     title: str
     meta: str  # name aliases, tags, series and categories
     headings: str

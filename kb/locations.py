@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from kb.config import CONFIG_NAME, INDEX_DIR
 from kb.errors import NoKnowledgeBase
@@ -55,8 +55,7 @@ def read_default_knowledge_base() -> Path | None:
     return Path(value).expanduser() if value else None
 
 
-@dataclass(frozen=True, slots=True)
-class InitResult:
+class InitResult(NamedTuple):
     """What ``kb init`` made: the knowledge base folder, and the user config that names it
     the default (with ``--default``)."""
 

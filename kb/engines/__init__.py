@@ -4,14 +4,12 @@ the query plan each of them translates."""
 
 from __future__ import annotations
 
-import heapq
 import math
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from operator import itemgetter
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -23,8 +21,7 @@ if TYPE_CHECKING:
 Related = tuple[int, float, list[str]]  # another note, its score 0..1, the words shared
 
 
-@dataclass(frozen=True, slots=True)
-class EngineHit:
+class EngineHit(NamedTuple):
     note_id: int
     score: float  # higher is better
 
@@ -136,6 +133,8 @@ def more_like_this(
                 scores[other] = scores.get(other, 0.0) + idf
                 matched.setdefault(other, []).append(word)
     best = sum(math.log(total / frequencies[w]) for w in top) or 1.0
+    import heapq  # here only: the search path never needs it
+
     best_first = heapq.nlargest(limit, scores.items(), key=itemgetter(1))  # as Counter does
     return [(other, score / best, matched[other][:3]) for other, score in best_first]
 
