@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from kb.engines import SearchEngine
 from kb.query import Phrase, Query, Word, parse_query
@@ -13,8 +14,7 @@ from kb.text import clean_line, json_text
 DEFAULT_LIMIT = 20
 
 
-@dataclass(slots=True)
-class SearchHit:
+class SearchHit(NamedTuple):
     note_id: int
     path: str  # relative to the notes root (prefixed with the root's name if several)
     root: str
@@ -28,7 +28,7 @@ class SearchHit:
     score: float
 
     def as_json(self) -> dict[str, object]:
-        data = asdict(self)
+        data = self._asdict()
         data["highlights"] = [list(span) for span in self.highlights]
         data["title_highlights"] = [list(span) for span in self.title_highlights]
         data["score"] = round(self.score, 4)
