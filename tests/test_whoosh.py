@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -40,7 +41,17 @@ QUERIES = [
     "将亡值",
     'title:"Redis 学习笔记"',
     "kv cache",
+    # prefixes and lone characters: each is one set of notes on whoosh (TermSet)
+    "re*",
+    "re* -redis",
+    "title:redis re*",
+    "存",
+    "开",
+    "存 re*",
+    "(锁 OR 存) -redis",
 ]
+# searched as you type: the last word of 3 or more characters is a prefix
+TYPED = ["redi", "kv cac", "显存 ban", "roo"]
 
 
 def sample_kb(tmp_path: Path) -> KnowledgeBase:
@@ -50,7 +61,10 @@ def sample_kb(tmp_path: Path) -> KnowledgeBase:
 
 
 def answers(kb: KnowledgeBase) -> dict[str, set[str]]:
-    return {q: {hit.path for hit in kb.search(q, limit=1000).hits} for q in QUERIES}
+    found = {q: {hit.path for hit in kb.search(q, limit=1000).hits} for q in QUERIES}
+    for q in TYPED:
+        found[f"{q} (typed)"] = {hit.path for hit in kb.search(q, limit=1000, prefix=True).hits}
+    return found
 
 
 @pytest.mark.slow
@@ -174,3 +188,24 @@ def test_a_new_store_rebuilds_the_index(tmp_path: Path) -> None:
     assert kb.engine().is_ready()
     assert [h.path for h in kb.search("zetaword").hits] == ["life/fresh.md"]
     assert "life/reading-list.md" not in {h.path for h in kb.search("阅读清单", limit=100).hits}
+
+
+def test_a_prefix_ranks_by_field_then_newest_first(make_kb: Callable[..., KnowledgeBase]) -> None:
+    kb = make_kb(
+        {
+            "fusion.md": "---\ntitle: Kernel fusion\ndate: 2020-01-01\n---\n\nTwo ops in one.\n",
+            "launches.md": (
+                "---\ntitle: Launch overhead\ndate: 2022-01-01\n---\n\n"
+                "kernels, kernels and more kernels: every kernel launch costs.\n"
+            ),
+            "profile.md": "---\ntitle: Profiling\ndate: 2024-01-01\n---\n\nOne kernel.\n",
+        }
+    )
+    kb.ingest(rebuild=True, engine="whoosh")
+    kb = KnowledgeBase.open(kb.home)
+    assert kb.engine().name == "whoosh"
+    # The title match first; the two body matches tie (how often a note holds the word
+    # does not count for a prefix), so the newer one comes next.
+    expected = ["fusion.md", "profile.md", "launches.md"]
+    assert [h.path for h in kb.search("kerne*").hits] == expected
+    assert [h.path for h in kb.search("kerne", prefix=True).hits] == expected
