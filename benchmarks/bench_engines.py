@@ -439,7 +439,7 @@ def path_sets(
     matched = {}
     for engine, kb in kbs.items():
         if engine not in paths_by_id:
-            paths_by_id[engine] = {row["id"]: row["path"] for row in kb.store.notes()}
+            paths_by_id[engine] = {note.id: note.path for note in kb.note_choices()}
         ids = [h.note_id for h in kb.engine().search(parsed, notes + 1)]
         matched[engine] = {paths_by_id[engine].get(i, f"?{i}") for i in ids}
     return matched, tops, True

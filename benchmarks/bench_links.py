@@ -244,9 +244,9 @@ def measure_warm(kb: Any, sampled: int, result: SizeResult) -> None:
     from kb.connections import related
 
     def uncached(note_id: int) -> list[Any]:
-        return related(kb.store, kb.engine(), note_id)
+        return related(kb._store, kb.engine(), note_id)  # the facade's method caches
 
-    picked = [(row["id"], row["path"]) for row in spread(kb.store.notes(), sampled)]
+    picked = [(note.id, note.path) for note in spread(kb.note_choices(), sampled)]
     print(f"warm related and mentions over {len(picked)} notes ...", flush=True)
     found: dict[int, tuple[list[Any], list[Any]]] = {}
     for note_id, path in picked:  # untimed: opens the store, warms SQLite's page cache
@@ -319,7 +319,7 @@ def warm_rows(result: SizeResult) -> list[Row]:
 def cold_paths(kb: Any, marker: dict, repeat: int, result: SizeResult) -> list[str]:
     """The long note first, then every k-th other note: `repeat` different notes."""
     long_note = Path(marker.get("long_note") or LONG_NOTE).relative_to("notes").as_posix()
-    paths = [row["path"] for row in kb.store.notes()]
+    paths = [note.path for note in kb.note_choices()]
     if long_note not in paths:
         result.warnings.append(f"{long_note} is not in the index; cold runs skip it")
     first = [long_note] if long_note in paths else []
