@@ -83,8 +83,7 @@ class EngineEntry(ABC):
     def writer(self, store: Store) -> IndexWriter:
         """What ingest writes to inside the store's transaction."""
 
-    @abstractmethod
-    def after_commit(
+    def after_commit(  # noqa: B027 - a no-op unless the index lives outside the store
         self,
         index_dir: Path,
         store: Store,
@@ -93,7 +92,7 @@ class EngineEntry(ABC):
     ) -> None:
         """Bring an index kept outside the store up to date once the store committed;
         ``streams`` are the tokens of the notes this ingest wrote (None when
-        ``in_store``)."""
+        ``in_store``). An index in the store committed with it: nothing to do."""
 
 
 MLT_CANDIDATES = 100  # the note's most frequent words: plenty to find the distinctive ones

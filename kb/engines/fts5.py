@@ -328,14 +328,5 @@ class Fts5Entry(EngineEntry):
     def writer(self, store: Store) -> Fts5Writer:
         return Fts5Writer(store.conn)
 
-    def after_commit(
-        self,
-        index_dir: Path,
-        store: Store,
-        streams: dict[int, tuple[str, ...]] | None,
-        rebuild: bool,
-    ) -> None:
-        """Nothing to catch up: the index committed with the store."""
-
 
 ENGINE = Fts5Entry()
