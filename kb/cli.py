@@ -5,7 +5,6 @@ Each command imports only what it uses, so ``kb search`` starts fast.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ if TYPE_CHECKING:
 EXIT_INTERRUPTED = 130
 GRAPH_FORMATS = ["dot", "json", "mermaid"]  # what kb.graph.render knows
 _MAX_WARNINGS_SHOWN = 20
+_EVERY = 2**31 - 1  # kb search --all: a limit no knowledge base reaches
 
 
 def _fail(ctx: click.Context, message: str, exit_code: int) -> None:
@@ -137,23 +137,61 @@ def init(directory: Path, make_default: bool) -> None:
 @click.argument("title", nargs=-1, required=True)
 @click.option("--folder", help="Folder inside the notes root (default: new_notes_folder).")
 @click.option("--no-edit", is_flag=True, help="Create the file without opening $EDITOR.")
+@click.option(
+    "--force-new", is_flag=True, help="Create a new note even when a note has this title."
+)
 @click.pass_context
-def new(ctx: click.Context, title: tuple[str, ...], folder: str | None, no_edit: bool) -> None:
-    """Create a note titled TITLE, open it in $EDITOR, then ingest it."""
+def new(
+    ctx: click.Context, title: tuple[str, ...], folder: str | None, no_edit: bool, force_new: bool
+) -> None:
+    """Create a note titled TITLE, open it in $EDITOR, then ingest it.
+
+    When a note already has this title, that note is opened instead (--force-new makes
+    another). If the editor cannot start, the note is kept and ingested, and kb exits 1.
+    """
     import subprocess
 
     from kb.editing import editor_command
 
     kb = _open(ctx)
-    path = kb.new_note(" ".join(title), folder)
+    text = " ".join(title)
+    path = None if force_new else _note_titled(kb, text)
+    if path is None:
+        path = kb.new_note(text, folder)
+    failure = None
     if not no_edit:
         command = editor_command(path)
         try:
             subprocess.run(command, check=False)
         except OSError as exc:
-            raise KbError(f"cannot start the editor {command[0]}: {exc}") from exc
-    kb.ingest_file(path)
+            failure = f"cannot start the editor {command[0]}: {exc.strerror or exc}"
+    kb.ingest_file(path)  # the file is kept and ingested, edited or not
     click.echo(_path_line(str(path)))
+    if failure:
+        _fail(ctx, f"{failure}; the note is kept and ingested", 1)
+
+
+def _note_titled(kb: KnowledgeBase, title: str) -> Path | None:
+    """The file of the note titled ``title`` (any case), if the store holds one; a usage
+    error when several are, so kb never opens the wrong one."""
+    from kb.editing import notes_titled
+    from kb.errors import StoreError, UsageError
+
+    if not kb.config.store_path.exists():
+        return None  # nothing ingested yet
+    try:
+        same = notes_titled(kb.note_choices(), title)
+    except StoreError:
+        return None  # from an older kb: the ingest after the edit upgrades it
+    if len(same) > 1:
+        from kb.text import one_line
+
+        listing = "; ".join(one_line(note.path) for note in same)
+        raise UsageError(
+            f"{len(same)} notes are titled {one_line(title)!r} ({listing}); "
+            "open one with its path, or use --force-new"
+        )
+    return kb.note_page(same[0].id).file if same else None
 
 
 @cli.command()
@@ -194,6 +232,8 @@ def ingest(
     if rebuild and paths:
         raise click.UsageError("--rebuild works on the whole knowledge base; drop the PATHS")
     kb = _open(ctx)
+    for given in paths:
+        _check_exists(kb, given)
     _stop_on_signals()
     with _progress_reporter(enabled=not as_json) as progress:
         stats = kb.ingest(
@@ -201,7 +241,9 @@ def ingest(
         )
     _show_problems(stats)
     if as_json:
-        click.echo(json.dumps(stats.counts()))
+        from kb.text import json_text
+
+        click.echo(json_text(stats.counts()))
         return
     if verbose:
         from kb.text import one_line
@@ -211,7 +253,57 @@ def ingest(
     click.echo(_summary(stats))
 
 
-@cli.command()
+class SearchCommand(click.Command):
+    """``kb search redis -cluster``: a word starting with ``-`` that is not one of this
+    command's options is query text, wherever it stands; options may come first or last.
+    After ``--`` every word is query text, as before."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        options: list[str] = []
+        words: list[str] = []
+        takes_value: dict[str, click.Option] = {}
+        flags: set[str] = set()
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                for name in (*param.opts, *param.secondary_opts):
+                    if param.is_flag or param.count:
+                        flags.add(name)
+                    else:
+                        takes_value[name] = param
+        rest = iter(args)
+        for arg in rest:
+            if arg == "--":
+                words.extend(rest)
+            elif arg in flags:
+                options.append(arg)
+            elif arg in takes_value:
+                options.append(arg)
+                value = next(rest, None)  # none: click reports the missing value
+                if value is not None:
+                    options.append(value)
+            elif _is_option(arg, takes_value, flags):
+                options.append(arg)
+            else:
+                words.append(arg)
+        return super().parse_args(ctx, [*options, "--", *words])
+
+
+def _is_option(arg: str, takes_value: dict[str, click.Option], flags: set[str]) -> bool:
+    """``--limit=5``, ``-n5`` (a number joined to a short option), or a long option
+    mistyped closely enough (``--pahts``) that click should say so rather than search for
+    it. Anything else (``-cluster``, ``-nginx``, ``--rebuild``) is a query word."""
+    if arg.startswith("--") and len(arg) > 2:
+        name = arg.split("=", 1)[0]
+        if name in takes_value:
+            return True
+        import difflib
+
+        known = [o for o in (*takes_value, *flags) if o.startswith("--")]
+        return bool(difflib.get_close_matches(name, known, n=1, cutoff=0.75))
+    return arg[:2] in takes_value and arg[2:].isdigit()
+
+
+@cli.command(cls=SearchCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option(
     "-n",
@@ -228,29 +320,59 @@ def ingest(
     is_flag=True,
     help="Print only the note files, one per line, relative to this folder.",
 )
+@click.option(
+    "-0",
+    "--print0",
+    is_flag=True,
+    help="Print only the note files, each ended by a NUL byte (for xargs -0).",
+)
+@click.option("--all", "every", is_flag=True, help="Every matching note: no -n limit.")
 @click.pass_context
 def search(
-    ctx: click.Context, query: tuple[str, ...], limit: int, as_json: bool, as_paths: bool
+    ctx: click.Context,
+    query: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+    as_paths: bool,
+    print0: bool,
+    every: bool,
 ) -> None:
     """Search notes. Words are ANDed; see the README for OR, -word, "phrases", prefix*,
     tag:, title:, path:, series:, category:, date: and draft:.
 
-    Exit codes: 0 found notes, 1 nothing matched (or no store yet), 2 bad query.
+    A word starting with - that is not an option here is part of the query
+    (kb search redis -cluster); after -- every word is. Exit codes: 0 found notes,
+    1 nothing matched (or no store yet), 2 bad query.
     """
+    if print0 and as_json:
+        raise click.UsageError("--print0 prints paths; it does not go with --json")
     kb = _open(ctx)
-    results = kb.search(" ".join(query), limit=limit)
+    # One more than asked tells whether the list was cut, without counting every match.
+    results = kb.search(" ".join(query), limit=_EVERY if every else limit + 1)
     if results.warning:
         click.echo(f"kb: warning: {results.warning}", err=True)
+    hits = results.hits if every else results.hits[:limit]
     if as_json:
-        click.echo(results.to_json())
-    elif as_paths:
+        from kb.text import json_text
+
+        click.echo(json_text([hit.as_json() for hit in hits], indent=2))
+    elif as_paths or print0:
         import os
 
-        for hit in results.hits:
-            click.echo(_path_line(os.path.relpath(kb.note_file(hit.root, hit.rel))))
+        for hit in hits:
+            file = os.path.relpath(kb.note_file(hit.root, hit.rel))
+            if print0:  # the exact name, for xargs -0
+                click.echo(os.fsencode(file) + b"\0", nl=False)
+            else:
+                click.echo(_path_line(file))
     else:
-        _print_hits(results.hits)
-    if not results.hits:
+        _print_hits(hits)
+    if len(hits) < len(results.hits):
+        click.echo(
+            f"kb: showing {len(hits)} of more than {len(hits)} notes; use --all or a larger -n",
+            err=True,
+        )
+    if not hits:
         from kb.text import one_line
 
         # The suggestion is a word from the notes.
@@ -291,6 +413,20 @@ def links(ctx: click.Context, note: str, as_json: bool, related_limit: int) -> N
         click.echo(json_text(found.as_json(), indent=2))
         return
     _print_connections(found)
+
+
+def _check_exists(kb: KnowledgeBase, path: Path) -> None:
+    """A missing PATH outside every notes root is a typo: say it does not exist. Inside a
+    root it may be a note deleted since the last ingest, which the ingest removes."""
+    import os
+
+    from kb.errors import UsageError
+
+    if os.path.lexists(path):
+        return
+    resolved = path.resolve()
+    if not any(r.path == resolved or r.path in resolved.parents for r in kb.config.roots):
+        raise UsageError(f"{path} does not exist")
 
 
 def _print_connections(found: Connections) -> None:

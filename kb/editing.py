@@ -8,9 +8,13 @@ import os
 import shlex
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb.errors import UsageError
 from kb.text import clean_line, slugify
+
+if TYPE_CHECKING:
+    from kb.views import NoteChoice
 
 
 def create_note(root: Path, folder: str, title: str, setting: str) -> Path:
@@ -55,3 +59,10 @@ def editor_command(path: Path) -> list[str]:
     """``$VISUAL``, else ``$EDITOR``, else vi, split as a shell would, with the note's path."""
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
     return [*shlex.split(editor), str(path)]
+
+
+def notes_titled(notes: list[NoteChoice], title: str) -> list[NoteChoice]:
+    """The notes whose title is ``title``, ignoring case and runs of spaces: ``kb new``
+    opens such a note rather than make a second one with the same title."""
+    wanted = " ".join(clean_line(title).split()).casefold()
+    return [note for note in notes if " ".join(note.title.split()).casefold() == wanted]
