@@ -368,10 +368,8 @@ def search(
     else:
         _print_hits(hits)
     if len(hits) < len(results.hits):
-        click.echo(
-            f"kb: showing {len(hits)} of more than {len(hits)} notes; use --all or a larger -n",
-            err=True,
-        )
+        shown = f"{len(hits)} note" if len(hits) == 1 else f"{len(hits)} notes"
+        click.echo(f"kb: showing the first {shown} of more; use --all or a larger -n", err=True)
     if not hits:
         from kb.text import one_line
 
