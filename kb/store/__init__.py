@@ -101,22 +101,17 @@ class Store:
         """Open (and with ``create``, create or migrate) the store at ``path``; without
         ``create`` the connection only reads."""
         check_location(path)
-        if not create:
-            if not path.exists():
-                raise StoreError(f"no store at {path} yet: run 'kb ingest' first")
-            store = cls(connect(path, readonly=True), path)
-            try:
-                with store_errors(path):
-                    schema.check_version(store.conn)
-            except BaseException:
-                store.close()
-                raise
-            return store
-        path.parent.mkdir(parents=True, exist_ok=True)
-        store = cls(connect(path), path)
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        elif not path.exists():
+            raise StoreError(f"no store at {path} yet: run 'kb ingest' first")
+        store = cls(connect(path, readonly=not create), path)
         try:
             with store_errors(path):
-                schema.migrate(store.conn)
+                if create:
+                    schema.migrate(store.conn)
+                else:
+                    schema.check_version(store.conn)
         except BaseException:
             store.close()
             raise
