@@ -1,0 +1,41 @@
+"""Words that say how a sentence is built, not what it is about: one list for search
+(a query's function words carry no requirement) and for related notes (they are never
+evidence that two notes share a subject).
+
+The Chinese list holds function words, question words and the filler a technical text
+uses everywhere (一个, 需要, 进行); the English list is the usual short one. Both are
+compared after NFKC and case folding (``kb.tokenize.normalise``)."""
+
+from __future__ import annotations
+
+_CHINESE = """
+的 地 得 了 着 过 和 与 及 以及 或 或者 而 而且 并 并且 且 是 不是 就是 还是 也是 都是
+在 有 没有 没 就 都 也 还 又 再 才 很 太 更 最 非常 比较 十分 特别 一些 一下 一点 一种 一样
+一个 一般 一直 一起 一定 这 那 这个 那个 这些 那些 这样 那样 这种 那种 这里 那里 此 其 其中
+其他 其它 其实 我 你 他 她 它 我们 你们 他们 她们 它们 自己 大家 咱们 之 于 以 为 为了 把 被
+对 对于 关于 从 到 向 往 跟 给 由 让 使 将 用 按 按照 根据 通过 进行 可以 可能 能 能够 会
+要 需要 应该 必须 得到 已经 曾经 正在 将要 因为 所以 因此 但 但是 可是 然而 不过 如果 假如 虽然
+即使 只要 只有 除了 然后 接着 于是 另外 此外 而是 以后 之后 之前 以前 时候 的时候 时 中 上 下
+里 内 外 前 后 间 之间 方面 方式 等 等等 什么 怎么 怎样 怎么样 如何 为什么 为何 哪 哪个 哪些
+哪里 哪儿 谁 多少 几 是否 能否 可否 有没有 是不是 吗 呢 吧 啊 呀 哦 嘛 么 个 些 所 所有 每 每个
+各 各种 任何 某 某些 即 即可 则 便 之所以 在于 来说 来讲 而言 来 去 做 看 说 想 知道 觉得
+认为 发现 出现 存在 具有 包括 主要 基本 相关 进一步 简单 直接 同时 不同 相同 很多 许多 大量
+不断 问 答 啦 嗯 唉
+"""
+
+_ENGLISH = """
+a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further
+had has have having he her here hers herself him himself his how i if in into is it its itself
+just me more most my myself no nor not now of off on once only or other our ours ourselves out
+over own same she should so some such than that the their theirs them themselves then there
+these they this those through to too under until up very was we were what when where which
+while who whom why will with would you your yours yourself yourselves
+"""
+
+STOP_WORDS: frozenset[str] = frozenset(_CHINESE.split()) | frozenset(_ENGLISH.split())
+
+
+def is_stop_word(word: str) -> bool:
+    """Whether ``word`` (already normalised: NFKC, case-folded) is a function word."""
+    return word in STOP_WORDS
