@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from kb.config import Config, NotesRoot
 from kb.documents import document_of
 from kb.engines import EngineEntry, IndexWriter
+from kb.engines.plan import vocabulary_words
 from kb.errors import IngestLocked, KbError, NotesRootError
 from kb.models import ParsedNote, Problem
 from kb.parse.decode import BinaryFile, decode_note
@@ -353,9 +354,11 @@ class Ingester:
                 # The index lives outside the store: nothing in the store to delete from or
                 # to fill, so old documents are never rebuilt just to be thrown away.
                 self.index_is_empty = False
+            vocabulary_is_new = self.store.vocabulary.prepare()
             if rebuild:
                 self.store.clear()
                 self.index.clear()
+                self.store.vocabulary.clear()
                 self.index_is_empty = True
                 self._bump()
             indexed = self._apply(jobs, stamps, removed)
@@ -367,6 +370,8 @@ class Ingester:
                 self._warn(path, problems)
             if self.index_is_empty and not rebuild:
                 self._index_from_store(exclude=indexed)
+            elif vocabulary_is_new and not rebuild:
+                self._vocabulary_from_store()
             self.index.mark_synced(self.store.generation)
             links_started = time.perf_counter()
             self._resolve_links(full=rebuild)
@@ -468,6 +473,7 @@ class Ingester:
         for note_id, record in zip(ids, batch, strict=True):
             streams = record.streams or _streams(record.parsed)
             self.index.add(note_id, streams)
+            self.store.vocabulary.add(vocabulary_words(streams))
             if self.streams is not None:
                 self.streams[note_id] = streams
         return ids
@@ -523,7 +529,16 @@ class Ingester:
 
         missing = [i for i in self.store.notes.all_ids() if i not in exclude]
         for note_id, document in self.store.notes.search_documents(missing):
-            self.index.add(note_id, document_streams(document))
+            streams = document_streams(document)
+            self.index.add(note_id, streams)
+            self.store.vocabulary.add(vocabulary_words(streams))
+
+    def _vocabulary_from_store(self) -> None:
+        """Fill a new vocabulary (a store from before it existed) from the stored notes."""
+        from kb.engines.plan import document_streams
+
+        for _, document in self.store.notes.search_documents(self.store.notes.all_ids()):
+            self.store.vocabulary.add(vocabulary_words(document_streams(document)))
 
     def _apply(
         self, jobs: list[LoadJob], stamps: dict[str, FileStamp], removed: list[str]

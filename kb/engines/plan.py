@@ -13,9 +13,12 @@ strings, whoosh Query objects) and never look at the query text or the tokenizer
 
 from __future__ import annotations
 
+import re
+
 from kb.documents import FIELDS, SearchDocument
 from kb.query import And, Field, Node, Not, Or, Query, Word
 from kb.query import Phrase as QueryPhrase
+from kb.text import CJK_CHAR
 from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
 from kb.values import Value
 
@@ -52,6 +55,34 @@ def document_streams(document: SearchDocument) -> tuple[str, ...]:
     for field in document.fields():
         streams.extend(index_streams(field))
     return tuple(streams)
+
+
+def vocabulary_words(streams: tuple[str, ...]) -> set[tuple[str, str]]:
+    """The words of a document for the store's vocabulary, as (word, script): Latin
+    tokens and identifier parts with a letter in them, and Chinese dictionary words
+    (side streams only: the main streams' Chinese tokens are bigrams, not words)."""
+    words: set[tuple[str, str]] = set()
+    for name, stream in zip(STREAMS, streams, strict=True):
+        side = name.endswith("_x")
+        for token in set(stream.split()):
+            if len(token) > _MAX_WORD:
+                continue
+            if _is_cjk(token[0]):
+                if side and len(token) > 1:
+                    words.add((token, "cjk"))
+            elif any(ch.isalpha() for ch in token):
+                words.add((token, "latin"))
+    return words
+
+
+_MAX_WORD = 40
+
+
+def _is_cjk(char: str) -> bool:
+    return _CJK.match(char) is not None
+
+
+_CJK = re.compile(f"[{CJK_CHAR}]")
 
 
 # -- the query plan ------------------------------------------------------------------

@@ -30,6 +30,7 @@ from kb.store.connection import (
     transaction,
 )
 from kb.store.links import LinkDao, key_hash
+from kb.store.names import NameKeyDao
 from kb.store.notes import NoteDao, pack_text, unpack_text
 from kb.store.problems import ProblemDao
 from kb.store.rows import (
@@ -52,6 +53,7 @@ from kb.store.rows import (
 )
 from kb.store.schema import SCHEMA_VERSION, TERM_KINDS
 from kb.store.terms import TermDao, filter_clause
+from kb.store.vocabulary import VocabularyDao
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -85,7 +87,7 @@ __all__ = [
 
 class Store:
     """One database connection and the DAOs over it: ``notes``, ``links``, ``terms``,
-    ``problems`` and ``meta``."""
+    ``problems``, ``names`` (lookup keys) and ``meta``."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path | None = None) -> None:
         self.conn = conn  # the engines' index tables live in the same database
@@ -94,7 +96,9 @@ class Store:
         self.terms = TermDao(conn)
         self.problems = ProblemDao(conn)
         self.links = LinkDao(conn)
+        self.names = NameKeyDao(conn)
         self.notes = NoteDao(conn, self.terms, self.problems)
+        self.vocabulary = VocabularyDao(conn)
 
     @classmethod
     def open(cls, path: Path, create: bool = True) -> Store:
@@ -152,7 +156,9 @@ class Store:
         )
         for table in (
             "note_texts",
+            "link_lookups",
             "links",
+            "name_keys",
             "headings",
             "aliases",
             "note_tags",
