@@ -1,11 +1,23 @@
-"""Which note does this text name: a path, a title, an alias or a file name.
+"""Which note does this text name: the one rule every command and the app use.
 
-The rule the CLI (``kb links NOTE``) and ``mention_terms`` in kb.yaml use to turn what
-the user typed into one note; fuzzy and pinyin matching would extend it here.
+In order, the first rule that finds anything decides:
+
+1. a file path, relative to the current folder, that lies in a notes root;
+2. the note's path relative to its root (``.md`` optional), its title, a name alias or its
+   file stem, any case;
+3. a fuzzy match (``redis studdy``) by rapidfuzz over titles, aliases and stems;
+4. pinyin of a Chinese title, full or initials (``xiancun``, ``xcgs`` → 显存估算).
+
+Several notes found by one rule is an error that lists them (exit 2), never a guess; none
+is an error that names the notes that come close. Exact names are looked up through the
+store's indexes, so naming a note by path or title never loads every name; the fuzzy and
+pinyin rules do, and pypinyin (about 200 ms to import) is loaded only when they run.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +28,11 @@ from kb.text import clean_line
 
 if TYPE_CHECKING:
     from kb.store import Store
+
+FUZZY_MATCH = 86  # rapidfuzz WRatio score from which a name counts as meant
+FUZZY_CLOSE = 55  # ... and from which a note is offered as close when nothing matched
+_LISTED = 10  # notes named in one message
+_LATIN = re.compile(r"[0-9a-z]+")
 
 
 @dataclass(slots=True)
@@ -34,20 +51,54 @@ def note_ref(store: Store, note_id: int) -> NoteRef:
 
 
 def find_note(store: Store, ref: str, roots: dict[str, Path], cwd: Path, prefixed: bool) -> NoteRef:
-    """A note from a path (relative to ``cwd`` or to the notes root), a title or an alias.
+    """The one note ``ref`` names, by the rules above.
 
     Raises UsageError when nothing matches or when several notes do (listing them)."""
-    names = store.notes.names()
+    note_id = _by_file(store, ref, roots, cwd, prefixed)
+    if note_id is None:
+        note_id = _by_index(store, ref, prefixed)
+    if note_id is None:
+        note_id = _by_every_name(store.notes.names(), ref, prefixed)
+    return note_ref(store, note_id)
+
+
+def _by_file(
+    store: Store, ref: str, roots: dict[str, Path], cwd: Path, prefixed: bool
+) -> int | None:
+    """A file in a notes root, named from the current folder: one index lookup."""
     try:
         candidate = (cwd / ref).resolve()
-    except RuntimeError:  # a symlink loop (before Python 3.13): it names no file
-        candidate = cwd / ref
+    except (RuntimeError, OSError):  # a symlink loop (before Python 3.13): it names no file
+        return None
     for root_name, root_path in roots.items():
-        if candidate.is_file() and root_path in candidate.parents:
+        if root_path in candidate.parents and candidate.is_file():
             rel = candidate.relative_to(root_path).as_posix()
-            for note in names:
-                if note.root == root_name and note.rel == rel:
-                    return note_ref(store, note.id)
+            path = f"{root_name}/{rel}" if prefixed else rel
+            return store.notes.ids_of([path]).get(path)
+    return None
+
+
+def _by_index(store: Store, ref: str, prefixed: bool) -> int | None:
+    """The note path, title or alias exactly as typed (titles and aliases in any ASCII
+    case), through the store's indexes."""
+    wanted = ref.strip().strip("/")
+    if not wanted:
+        return None
+    found = store.notes.ids_of([wanted, f"{wanted}.md"])
+    for ids in (
+        set(found.values()),
+        store.notes.ids_titled(wanted),
+        store.notes.ids_aliased(wanted),
+    ):
+        if len(ids) == 1:
+            return next(iter(ids))
+        if len(ids) > 1:
+            raise _several(ref, store.notes.names(ids), prefixed)
+    return None
+
+
+def _by_every_name(names: list[NoteName], ref: str, prefixed: bool) -> int:
+    """The rules that compare with every note's names: folded names, fuzzy, pinyin."""
     wanted = fold(ref.strip().strip("/"))
     for matches in (
         [n for n in names if fold(_note_path(n, prefixed)) in (wanted, f"{wanted}.md")],
@@ -55,16 +106,111 @@ def find_note(store: Store, ref: str, roots: dict[str, Path], cwd: Path, prefixe
         [n for n in names if wanted in (fold(a) for a in n.aliases)],
         [n for n in names if fold(n.stem) == wanted],
     ):
-        unique = {n.id: n for n in matches}
-        if len(unique) == 1:
-            return note_ref(store, next(iter(unique)))
-        if len(unique) > 1:
-            listing = "; ".join(
-                f"{_note_path(n, prefixed)} ({clean_line(n.title)})"
-                for n in sorted(unique.values(), key=lambda n: n.rel)
-            )
-            raise UsageError(f"{ref!r} names {len(unique)} notes: {listing}")
-    raise UsageError(f"no note matches {ref!r}: give its path, title or alias")
+        if matches:
+            return _one(matches, ref, prefixed)
+    scores = fuzzy_scores(names, ref)
+    fuzzy = [n for n in names if scores.get(n.id, 0) >= FUZZY_MATCH]
+    if fuzzy:
+        return _one(fuzzy, ref, prefixed)
+    by_pinyin = pinyin_matches(names, ref)
+    if by_pinyin:
+        return _one(by_pinyin, ref, prefixed)
+    close = sorted(
+        (n for n in names if scores.get(n.id, 0) >= FUZZY_CLOSE),
+        key=lambda n: (-scores[n.id], n.rel),
+    )[:3]
+    hint = (
+        "; close: " + "; ".join(_described(n, prefixed) for n in close)
+        if close
+        else ": give its path, title or alias"
+    )
+    raise UsageError(f"no note matches {clean_line(ref)!r}{hint}")
+
+
+def fuzzy_scores(names: Iterable[NoteName], ref: str) -> dict[int, float]:
+    """Each note's best rapidfuzz score (0-100) over its title, aliases and file stem."""
+    from rapidfuzz import fuzz, process, utils
+
+    choices: list[str] = []
+    owners: list[int] = []
+    for note in names:
+        for name in (note.title, note.stem, *note.aliases):
+            choices.append(name)
+            owners.append(note.id)
+    best: dict[int, float] = {}
+    for _, score, index in process.extract(
+        ref,
+        choices,
+        scorer=fuzz.WRatio,
+        processor=utils.default_process,
+        score_cutoff=FUZZY_CLOSE,
+        limit=None,
+    ):
+        note_id = owners[index]
+        best[note_id] = max(best.get(note_id, 0.0), score)
+    return best
+
+
+def pinyin_matches(names: Iterable[NoteName], ref: str) -> list[NoteName]:
+    """Notes whose title's pinyin starts with ``ref``, written in full (``xiancun``) or as
+    initials (``xcgs``); only for a Latin ``ref`` of 2 or more letters."""
+    wanted = "".join(ref.lower().split())
+    if len(wanted) < 2 or not _LATIN.fullmatch(wanted):
+        return []
+    found = []
+    for note in names:
+        if not _has_han(note.title):
+            continue
+        full, initials = title_pinyin(note.title)
+        if full.startswith(wanted) or initials.startswith(wanted):
+            found.append(note)
+    return found
+
+
+def title_pinyin(title: str) -> tuple[str, str]:
+    """A title in pinyin, in full and as initials, with its Latin words kept:
+    ``Redis 学习笔记`` → (``redisxuexibiji``, ``rxxbj``)."""
+    from pypinyin import lazy_pinyin
+
+    # Han characters come back one syllable each; other text goes through ``errors``,
+    # which here turns it into its Latin words, each marked by a NUL.
+    items = lazy_pinyin(title, errors=_marked_words)
+    words: list[str] = []
+    for item in items:
+        if item.startswith("\0"):
+            words.extend(word for word in item.split("\0") if word)
+        elif item:
+            words.append(item.lower())
+    return "".join(words), "".join(word[0] for word in words)
+
+
+def _marked_words(chunk: str) -> str:
+    return "".join(f"\0{word}" for word in _LATIN.findall(chunk.lower()))
+
+
+def _has_han(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" or "\u3400" <= ch <= "\u4dbf" for ch in text)
+
+
+def _one(matches: list[NoteName], ref: str, prefixed: bool) -> int:
+    unique = {n.id: n for n in matches}
+    if len(unique) > 1:
+        raise _several(ref, unique.values(), prefixed)
+    return next(iter(unique))
+
+
+def _several(ref: str, notes: Iterable[NoteName], prefixed: bool) -> UsageError:
+    found = sorted(notes, key=lambda n: (n.root, n.rel))
+    listing = "; ".join(_described(n, prefixed) for n in found[:_LISTED])
+    more = f"; and {len(found) - _LISTED} more" if len(found) > _LISTED else ""
+    return UsageError(
+        f"{clean_line(ref)!r} names {len(found)} notes: {listing}{more}; "
+        "give its path to choose one"
+    )
+
+
+def _described(note: NoteName, prefixed: bool) -> str:
+    return f"{clean_line(_note_path(note, prefixed))} ({clean_line(note.title)})"
 
 
 def _note_path(note: NoteName, prefixed: bool) -> str:

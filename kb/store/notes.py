@@ -144,6 +144,16 @@ class NoteDao:
             row[0] for row in self.conn.execute(f"SELECT n.id FROM notes n WHERE {sql}", params)
         }
 
+    def ids_aliased(self, alias: str) -> set[int]:
+        """Notes with this name alias (any ASCII case), by the alias index."""
+        return {
+            row[0]
+            for row in self.conn.execute(
+                "SELECT note_id FROM aliases WHERE alias = ? COLLATE NOCASE AND kind = 'name'",
+                (alias,),
+            )
+        }
+
     def ids_of(self, paths: Iterable[str]) -> dict[str, int]:
         found = {}
         for path in paths:
