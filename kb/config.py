@@ -35,9 +35,11 @@ class Config:
     follow_external_symlinks: bool = False
     typed_link_keys: tuple[str, ...] = DEFAULT_TYPED_LINK_KEYS
     site_url: str = ""
+    site_hosts: tuple[str, ...] = ()  # other hosts the site was known by (an old domain)
     lock_wait_seconds: float = 5.0
     mention_terms: dict[str, str] = field(default_factory=dict)
     new_notes_folder: str = ""
+    synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -60,9 +62,18 @@ class Config:
                 "follow_external_symlinks": self.follow_external_symlinks,
                 "typed_links": list(self.typed_link_keys),
                 "site_url": self.site_url,
+                "site_hosts": list(self.site_hosts),
+                "site": self.site_signature(),
             },
             sort_keys=True,
         )
+
+    def site_signature(self) -> dict[str, Any] | None:
+        """The static site the notes belong to (kb.sites): its config decides their URLs."""
+        from kb.sites import find_site
+
+        site = find_site(self)
+        return site.signature() if site else None
 
     @property
     def prefixed(self) -> bool:
@@ -99,11 +110,23 @@ def _config(home: Path, raw: dict[str, Any]) -> Config:
         follow_external_symlinks=_flag(raw, "follow_external_symlinks", home),
         typed_link_keys=tuple(str(k) for k in typed) if isinstance(typed, list) else (),
         site_url=str(raw.get("site_url") or "").rstrip("/"),
+        site_hosts=tuple(str(h) for h in _string_list(raw.get("site_hosts"), "site_hosts", home)),
         lock_wait_seconds=float(raw.get("lock_wait_seconds", 5.0)),
         mention_terms=_mention_terms(raw.get("mention_terms")),
         new_notes_folder=str(raw.get("new_notes_folder") or ""),
+        synonyms=_synonyms(raw.get("synonyms"), home),
         raw=raw,
     )
+
+
+def _string_list(value: Any, key: str, home: Path) -> list[Any]:
+    if not value:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list):
+        raise KbError(f"{home / CONFIG_NAME}: '{key}' must be a list")
+    return value
 
 
 def _flag(raw: dict[str, Any], key: str, home: Path) -> bool:
@@ -124,6 +147,42 @@ def _mention_terms(value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         raise KbError("mention_terms: must map each term to a note, such as Redis: redis.md")
     return {str(term): str(note) for term, note in value.items()}
+
+
+def _synonyms(value: Any, home: Path) -> dict[str, tuple[str, ...]]:
+    """``{term: partners}`` for ``kb.glossary``, from a mapping (推理: [inference, serving])
+    or a list of groups ([[推理, inference]], the first word being the term)."""
+    if not value:
+        return {}
+    groups = _synonym_groups(value)
+    if groups is None:
+        raise KbError(
+            f"{home / CONFIG_NAME}: 'synonyms' must map words to partners, such as "
+            "推理: [inference, serving], or list groups, such as [[推理, inference]]"
+        )
+    synonyms: dict[str, tuple[str, ...]] = {}
+    for term, *partners in groups:
+        synonyms[term] = (*synonyms.get(term, ()), *partners)
+    return synonyms
+
+
+def _synonym_groups(value: Any) -> list[list[str]] | None:
+    """Each entry as ``[term, *partners]``, or None when the shape is wrong.
+    ``term:`` with no partners is kept: it turns the term's shipped partners off."""
+    groups: list[list[Any]] = []
+    if isinstance(value, dict):
+        for term, partners in value.items():
+            listed = [partners] if isinstance(partners, str) else partners or []
+            if not isinstance(listed, list):
+                return None
+            groups.append([term, *listed])
+    elif isinstance(value, list) and all(isinstance(g, list) and len(g) >= 2 for g in value):
+        groups = value
+    else:
+        return None
+    if all(isinstance(word, str) and word.strip() for group in groups for word in group):
+        return groups
+    return None
 
 
 def parse_size(value: Any) -> int:
