@@ -254,3 +254,16 @@ def test_the_cli_reports_a_wrong_synonyms_shape_in_one_line(tmp_path: Path) -> N
     assert "kb.yaml: 'synonyms' must map words to partners" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.output
+
+
+def test_the_readme_example_means_what_it_says(tmp_path: Path) -> None:
+    readme = (SHIPPED.parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Configuration", 1)[1]
+    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "kb.yaml").write_text(example, encoding="utf-8")
+    synonyms = load_config(tmp_path).synonyms
+    assert synonyms == {"推理": ("inference", "serving"), "算子": ()}
+    glossary = load_glossary(synonyms)
+    assert glossary.partners("serving") == ("推理", "inference")
+    assert glossary.partners("算子") == ()
+    assert "算子" not in glossary.partners("kernel")
