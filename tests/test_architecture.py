@@ -87,7 +87,10 @@ _FACE_ALLOWED = (
     "kb.graph",
     "kb.ingest",  # IngestStats
     "kb.engines.registry",  # the --engine choices
+    "kb.listing",  # ListedNote, the --format template
+    "kb.completion",  # shell completion of notes, tags and series
     "kb.tui",
+    "kb.linebreak",  # the TUI breaks lines with it
 )
 _SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL)|PRAGMA)\b")
 

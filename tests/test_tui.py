@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
+import re
 import shutil
 import sys
 import threading
 from pathlib import Path
 
 import pytest
+from textual.geometry import Region
 from textual.widgets import Input, Markdown, OptionList, Static
 from textual.worker import WorkerCancelled
 
@@ -370,3 +373,56 @@ async def test_typing_never_waits_for_an_ingest(sample, monkeypatch) -> None:
         assert ingests == [None]  # the tick did not start a second ingest
         release.set()
         await settle(app, pilot)
+
+
+# A long mixed Chinese/English note: Latin glued to Chinese, numbers with units, closing
+# punctuation, a table wider than the page, a formula and a long code line.
+MIXED_NOTE = (Path(__file__).parent / "fixtures" / "mixed-note.md").read_text(encoding="utf-8")
+
+
+def screen_lines(app: KbApp, region: Region | None = None) -> list[str]:
+    """The screen (or a region of it) as text, one string per terminal line."""
+    strips = app.screen._compositor.render_strips()
+    if region is None:
+        return [strip.text for strip in strips]
+    return [strip.crop(region.x, region.right).text for strip in strips[region.y : region.bottom]]
+
+
+def broken_words(lines: list[str], text: str, width: int) -> list[str]:
+    """Latin words of ``text`` that the lines split in two although they fit on a line: a
+    line ending in letters that continue at the start of the next one to make the word.
+    (A word in a run of ASCII wider than the line, such as raw LaTeX, may be split.)"""
+    words = {
+        word
+        for run in re.findall(r"[!-~]+", text)
+        if len(run) <= width
+        for word in re.findall(r"[A-Za-z][A-Za-z0-9]+", run)
+    }
+    broken = []
+    for line, after in itertools.pairwise(lines):
+        head = re.search(r"([A-Za-z0-9]+)\s*│?\s*$", line)
+        tail = re.match(r"\s*│?\s*([A-Za-z0-9]+)", after)
+        if head and tail and head[1] + tail[1] in words and head[1] not in words:
+            broken.append(head[1] + tail[1])
+    return broken
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [40, 80, 120])
+async def test_mixed_text_breaks_where_a_reader_expects(make_kb, width) -> None:
+    kb = make_kb({"gpu.md": MIXED_NOTE})
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(width, 40)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "显存带宽")
+        document = app.screen.query_one("#document")
+        lines = []
+        for strip_y in range(0, 200, 20):  # the whole note, a screenful at a time
+            document.scroll_to(y=strip_y, animate=False)
+            await pilot.pause()
+            lines += screen_lines(app, document.content_region)
+        starts = [line.strip()[:1] for line in lines if line.strip()]
+        assert not set(starts) & set("。，、；：！？）」』")
+        assert broken_words(lines, MIXED_NOTE, document.content_region.width) == []
+        assert "FlashAttention" in "\n".join(lines)

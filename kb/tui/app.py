@@ -202,6 +202,9 @@ class KbApp(App[None]):
 
 def make_app(kb: KnowledgeBase, watch: bool = True) -> KbApp:
     """The one way to build the app, for `kb` and for the tests."""
+    from kb.tui import wrapping
+
+    wrapping.install()
     return KbApp(kb, watch=watch)
 
 

@@ -1,0 +1,34 @@
+"""kb's line breaker (kb.linebreak) for everything Textual and Rich wrap in the app.
+
+Textual wraps every ``Content`` (Markdown paragraphs, table cells, option-list entries,
+``Static``) and Rich every ``Text`` with ``rich._wrap.divide_line``, which breaks only at
+spaces: Chinese lines end half empty and a Latin word glued to Chinese is folded mid-word.
+Neither offers a hook, and both call the function through their own module's name, so
+``install`` points those names at ``divide_line`` below. It only chooses where lines break
+(the offsets ``Content.divide`` splits at): the text is never changed, so what a user copies
+or searches is the note's own text.
+"""
+
+from __future__ import annotations
+
+import rich._wrap
+import rich.text
+import textual.content
+
+from kb.linebreak import break_lines
+
+_rich_divide_line = rich._wrap.divide_line
+
+
+def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
+    """Where to start each line after the first (``rich._wrap.divide_line``'s contract):
+    ``text`` is one line (no ``\\n``), ``width`` is in cells."""
+    if width < 1:
+        return _rich_divide_line(text, width, fold)
+    return [start for start, _ in break_lines(text, width)[1:]]
+
+
+def install() -> None:
+    """Break lines the kb way in this process's Textual and Rich (idempotent)."""
+    textual.content.divide_line = divide_line
+    rich.text.divide_line = divide_line
