@@ -75,7 +75,7 @@ NDCG_AT = 5
 TITLE_WEIGHT = 5.0
 GRADES = (0, 1, 2)
 
-_FIELD = re.compile(r"^[A-Za-z]+:(?=.)")
+_FIELD = re.compile(r"^[A-Za-z]+:(?=[^:])")  # tag:x, never std::move
 _TITLE = re.compile(r"""^title\s*[:=]\s*["']?(.*?)["']?\s*$""", re.MULTILINE)
 _HEADING = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 
