@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kb.graph import Graph
     from kb.ingest import IngestStats, ProgressCallback
     from kb.links import LinkIndex
+    from kb.listing import KbStats, ListedNote, ListFilters, NoteDetails
     from kb.locations import InitResult
     from kb.naming import NoteRef
     from kb.search import SearchResults
@@ -62,6 +63,13 @@ class KnowledgeBase:
     def open(cls, home: Path | str | None = None, cwd: Path | None = None) -> KnowledgeBase:
         """Find the knowledge base by the README's rules and read its settings."""
         return cls(load_config(find_knowledge_base(home, cwd)))
+
+    @staticmethod
+    def locate(home: Path | str | None = None, cwd: Path | None = None) -> tuple[Path, str]:
+        """The knowledge base folder ``open`` would use, and which rule found it."""
+        from kb.locations import locate_knowledge_base
+
+        return locate_knowledge_base(home, cwd)
 
     @property
     def home(self) -> Path:
@@ -192,6 +200,56 @@ class KnowledgeBase:
         from kb.search import run_search
 
         return run_search(self._store, self.engine(), text, limit=limit, prefix_last=prefix)
+
+    # -- the command line's lists: kb list, recent, tags, stats, show -------------------
+
+    @_store_errors
+    def list_notes(
+        self,
+        filters: ListFilters,
+        query: str | None = None,
+        sort: str | None = None,
+        reverse: bool = False,
+        limit: int | None = None,
+    ) -> list[ListedNote]:
+        """Notes that pass ``filters`` (and match ``query``, in rank order unless
+        ``sort``), see ``kb.listing.list_notes``."""
+        from kb.listing import list_notes
+
+        among = None
+        if query:
+            among = [hit.note_id for hit in self.search(query, limit=2**31 - 1).hits]
+        return list_notes(self._store, filters, sort, reverse, limit, among)
+
+    @_store_errors
+    def tag_counts(self, sort: str = "count") -> list[tuple[str, int]]:
+        from kb.listing import tag_counts
+
+        return tag_counts(self._store, sort)
+
+    @_store_errors
+    def term_counts(self, kind: str) -> list[tuple[str, int]]:
+        """Every tag (``kind`` "tags"), series or category with its number of notes."""
+        return self._store.terms.counts(kind)
+
+    @_store_errors
+    def stats(self) -> KbStats:
+        """Totals from stored counts (``kb stats``)."""
+        from kb.listing import kb_stats
+
+        store = self._store
+        engine = self._engine_entry(store).name
+        return kb_stats(store, self.config.store_path, self.config.index_dir, engine)
+
+    @_store_errors
+    def note_details(self, note: NoteRef) -> NoteDetails:
+        """A note's fields and its file's Markdown (``kb show``)."""
+        from kb.listing import note_details
+
+        row = self._store.notes.by_id(note.id)
+        if row is None:
+            raise KbError(f"{note.path} is no longer in the store")
+        return note_details(self._store, note.id, self.note_file(row.root, row.rel))
 
     # -- connections ------------------------------------------------------------------
 

@@ -22,19 +22,28 @@ def user_config_path() -> Path:
 
 def find_knowledge_base(explicit: Path | str | None = None, cwd: Path | None = None) -> Path:
     """The knowledge base folder, by the rules in the README (``--kb``, ``KB_HOME``, ...)."""
+    return locate_knowledge_base(explicit, cwd)[0]
+
+
+def locate_knowledge_base(
+    explicit: Path | str | None = None, cwd: Path | None = None
+) -> tuple[Path, str]:
+    """The knowledge base folder and which rule found it (for ``kb info``)."""
     if explicit:
-        return _must_exist(Path(explicit), "--kb")
+        return _must_exist(Path(explicit), "--kb"), "--kb"
     if os.environ.get(ENV_HOME):
-        return _must_exist(Path(os.environ[ENV_HOME]), ENV_HOME)
+        return _must_exist(Path(os.environ[ENV_HOME]), ENV_HOME), f"the {ENV_HOME} variable"
     here = (cwd or Path.cwd()).resolve()
     for folder in (here, *here.parents):
         if (folder / CONFIG_NAME).is_file() or (folder / INDEX_DIR).is_dir():
-            return folder
+            marker = CONFIG_NAME if (folder / CONFIG_NAME).is_file() else f"{INDEX_DIR}/"
+            return folder, f"the nearest folder upward with {marker}"
     if (here / "notes").is_dir():
-        return here
+        return here, "the current folder holds notes/"
     default = read_default_knowledge_base()
     if default is not None:
-        return _must_exist(default, str(user_config_path()))
+        config = str(user_config_path())
+        return _must_exist(default, config), f"the default in {config}"
     raise NoKnowledgeBase(
         "no knowledge base here: run 'kb init DIR' to create one (add --default to use it "
         "from anywhere), pass --kb DIR, or set KB_HOME"

@@ -128,6 +128,23 @@ class LinkDao:
             )
         ]
 
+    def linked_ids(self) -> set[int]:
+        """Notes with a resolved link to or from another note."""
+        found: set[int] = set()
+        for source, target in self.conn.execute(
+            "SELECT DISTINCT source_id, target_id FROM links "
+            "WHERE target_id IS NOT NULL AND target_id != source_id"
+        ):
+            found.update((source, target))
+        return found
+
+    def status_counts(self) -> dict[str, int]:
+        """How many links have each status (resolved, broken, external, ...)."""
+        return {
+            row[0]: int(row[1])
+            for row in self.conn.execute("SELECT status, count(*) FROM links GROUP BY status")
+        }
+
     def has_unresolved(self) -> bool:
         """Links never resolved (a store from before link resolution existed)."""
         row = self.conn.execute("SELECT 1 FROM links WHERE status = 'new' LIMIT 1").fetchone()

@@ -18,6 +18,7 @@ from kb.store.rows import (
     AliasRow,
     FileStamp,
     HeadingRow,
+    ListedRow,
     NoteListRow,
     NoteRecord,
     NoteText,
@@ -96,6 +97,51 @@ class NoteDao:
                 "SELECT id, path, title, date, draft, word_count FROM notes ORDER BY path"
             )
         ]
+
+    def listed(self) -> list[ListedRow]:
+        """Every note with what ``kb list`` filters and sorts on, by path."""
+        return [
+            ListedRow(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8])
+            for row in self.conn.execute(
+                "SELECT id, path, root, rel, title, date, draft, word_count, mtime_ns "
+                "FROM notes ORDER BY path"
+            )
+        ]
+
+    def totals(self) -> tuple[int, int]:
+        """How many notes, and their words."""
+        row = self.conn.execute("SELECT count(*), coalesce(sum(word_count), 0) FROM notes")
+        count, words = row.fetchone()
+        return int(count), int(words)
+
+    def by_year(self) -> list[tuple[str | None, int]]:
+        """Notes per year of their date (None: undated), oldest first."""
+        return [
+            (row[0], int(row[1]))
+            for row in self.conn.execute(
+                "SELECT substr(date, 1, 4) AS year, count(*) FROM notes "
+                "GROUP BY year ORDER BY year IS NULL, year"
+            )
+        ]
+
+    def recent(self, limit: int) -> list[RecentRow]:
+        """Newest first (notes without a date last), for an empty search box."""
+        return [
+            RecentRow(*row)
+            for row in self.conn.execute(
+                "SELECT id, path, title, date, summary FROM notes "
+                "ORDER BY date IS NULL, date DESC, path LIMIT ?",
+                (limit,),
+            )
+        ]
+
+    def titles(self, note_ids: Iterable[int]) -> dict[int, str]:
+        found = {}
+        for note_id in note_ids:
+            row = self.conn.execute("SELECT title FROM notes WHERE id = ?", (note_id,)).fetchone()
+            if row is not None:
+                found[note_id] = row[0]
+        return found
 
     def recent(self, limit: int) -> list[RecentRow]:
         """Newest first (notes without a date last), for an empty search box."""

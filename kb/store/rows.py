@@ -96,6 +96,20 @@ class NoteListRow(NamedTuple):
     word_count: int
 
 
+class ListedRow(NamedTuple):
+    """A note as ``kb list`` filters and sorts it."""
+
+    id: int
+    path: str
+    root: str
+    rel: str
+    title: str
+    date: str | None
+    draft: bool
+    word_count: int
+    mtime_ns: int
+
+
 class RecentRow(NamedTuple):
     """A note among the newest, with its summary."""
 

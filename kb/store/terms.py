@@ -37,6 +37,16 @@ class TermDao:
             )
         ]
 
+    def by_note(self, kind: str) -> dict[int, list[str]]:
+        """Every note's own spellings, in name order, in one query."""
+        table = _term_table(kind)
+        found: dict[int, list[str]] = {}
+        for note_id, name in self.conn.execute(
+            f"SELECT note_id, name FROM note_{table} ORDER BY note_id, name COLLATE NOCASE"
+        ):
+            found.setdefault(note_id, []).append(name)
+        return found
+
     def notes_in_series(self, name: str) -> list[NoteListRow]:
         """The notes of a series in date order (undated last, then by path)."""
         return [
