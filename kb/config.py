@@ -150,20 +150,37 @@ def _mention_terms(value: Any) -> dict[str, str]:
 
 
 def _synonyms(value: Any, home: Path) -> dict[str, tuple[str, ...]]:
-    """``{term: partners}`` for ``kb.glossary``, from a mapping (推理: [inference, serving])
-    or a list of groups ([[推理, inference]], the first word being the term)."""
+    """``{term: partners}`` for ``kb.glossary``, from a mapping (推理: [inference, serving]),
+    a list of groups ([[推理, inference]], the first word being the term) or a glossary
+    file in the shipped format (``synonyms: glossary.tsv``, beside kb.yaml)."""
     if not value:
         return {}
-    groups = _synonym_groups(value)
+    groups: list[list[str]] | None
+    if isinstance(value, str):
+        groups = _synonym_file(home / Path(value).expanduser())
+    else:
+        groups = _synonym_groups(value)
     if groups is None:
         raise KbError(
             f"{home / CONFIG_NAME}: 'synonyms' must map words to partners, such as "
-            "推理: [inference, serving], or list groups, such as [[推理, inference]]"
+            "推理: [inference, serving], list groups, such as [[推理, inference]], "
+            "or name a glossary file"
         )
     synonyms: dict[str, tuple[str, ...]] = {}
     for term, *partners in groups:
         synonyms[term] = (*synonyms.get(term, ()), *partners)
     return synonyms
+
+
+def _synonym_file(path: Path) -> list[list[str]]:
+    from kb.glossary import parse_glossary
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = (exc.strerror or str(exc)) if isinstance(exc, OSError) else "not UTF-8 text"
+        raise KbError(f"{path}: cannot read the synonyms file: {reason}") from None
+    return [list(group) for group in parse_glossary(text, str(path))]
 
 
 def _synonym_groups(value: Any) -> list[list[str]] | None:

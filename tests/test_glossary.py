@@ -166,6 +166,8 @@ def test_the_shipped_glossary_is_well_formed() -> None:
     sections = _sections()
     groups = [fields for rows in sections.values() for fields in rows]
     assert len(groups) >= 300
+    # stored normalised, so kb reads it by splitting alone (kb.glossary.shipped_groups)
+    assert shipped_groups() == tuple(parse_glossary(SHIPPED.read_text("utf-8"), "shipped"))
     assert len(shipped_groups()) == len(groups)
     for fields in groups:
         assert len(fields) >= 2, fields
@@ -225,7 +227,6 @@ def test_synonyms_setting_shapes(tmp_path: Path, setting: str, synonyms: dict) -
 @pytest.mark.parametrize(
     "setting",
     [
-        "synonyms: 推理",
         "synonyms: 5",
         "synonyms: [推理, inference]",  # a list of words, not of groups
         "synonyms: [[推理]]",  # a group of one
@@ -244,6 +245,41 @@ def test_a_wrong_synonyms_shape_is_a_one_line_error_naming_kb_yaml(
     message = str(error.value)
     assert message.startswith(f"{tmp_path / 'kb.yaml'}: 'synonyms' must map words to partners")
     assert "\n" not in message
+
+
+def test_synonyms_from_a_glossary_file_beside_kb_yaml(tmp_path: Path) -> None:
+    (tmp_path / "kb.yaml").write_text("synonyms: mine.tsv\n", encoding="utf-8")
+    (tmp_path / "mine.tsv").write_text(
+        "# my words\n推理\tInference\tServing\n螺蛳粉\tluosifen\n", encoding="utf-8"
+    )
+    synonyms = load_config(tmp_path).synonyms
+    assert synonyms == {"推理": ("inference", "serving"), "螺蛳粉": ("luosifen",)}
+    assert load_glossary(synonyms).partners("luosifen") == ("螺蛳粉",)
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "mine.tsv: cannot read the synonyms file: No such file or directory"),
+        (b"\xc4\xe3\xba\xc3\tnihao\n", "mine.tsv: cannot read the synonyms file: not UTF-8"),
+        (
+            "推理\tinference\n算子 kernel\n",
+            "mine.tsv:2: a glossary line needs a term and a partner",
+        ),
+    ],
+)
+def test_a_bad_synonyms_file_is_a_one_line_error_naming_it(
+    tmp_path: Path, content: str | bytes | None, message: str
+) -> None:
+    (tmp_path / "kb.yaml").write_text("synonyms: mine.tsv\n", encoding="utf-8")
+    if isinstance(content, bytes):
+        (tmp_path / "mine.tsv").write_bytes(content)
+    elif content is not None:
+        (tmp_path / "mine.tsv").write_text(content, encoding="utf-8")
+    with pytest.raises(KbError) as error:
+        load_config(tmp_path)
+    assert str(error.value).startswith(f"{tmp_path / message}")
+    assert "\n" not in str(error.value)
 
 
 def test_the_cli_reports_a_wrong_synonyms_shape_in_one_line(tmp_path: Path) -> None:
