@@ -207,70 +207,124 @@ def _locate(path: Path, pattern: re.Pattern[str]) -> tuple[int | None, str]:
 
 # -- related notes ------------------------------------------------------------------------
 
+# Evidence, in score points. A link counts once for the pair, a little more both ways.
+LINK_WEIGHT = 3.0
+BOTH_WAYS_BONUS = 0.5
+# Distinctive words in common: this times the share (0..1) of the note's distinctive words
+# the other note holds, each word weighed by its idf ...
+TERMS_WEIGHT = 6.0
+# ... and a distinctive word in both titles, this much more (Redis in 'Redis 学习笔记' and
+# in '用 Redis ZSET 做全局时间窗口限流').
+TITLE_WORD_WEIGHT = 1.5
+# Shared series and tags weigh by rarity, but together never more than this: a sibling in
+# a series that shares nothing else ranks below a note that shares the subject's words.
+METADATA_CAP = 1.5
+# ... and at most this many entries of a list may rest on series and tags alone (the
+# series tab lists the siblings anyway).
+METADATA_ONLY_ENTRIES = 3
+_METADATA = frozenset({"series", "tags"})
+_DIRECTIONS = {"both": "links both ways", "out": "links to it", "in": "links here"}
+
+
+@dataclass(slots=True)
+class _Evidence:
+    weights: dict[str, float] = field(default_factory=dict)  # kind -> points
+    details: dict[str, list[str]] = field(default_factory=dict)
+
+    def add(self, kind: str, weight: float, detail: str) -> None:
+        self.weights[kind] = self.weights.get(kind, 0.0) + weight
+        self.details.setdefault(kind, []).append(detail)
+
+    def score(self) -> float:
+        metadata = sum(w for kind, w in self.weights.items() if kind in _METADATA)
+        rest = sum(w for kind, w in self.weights.items() if kind not in _METADATA)
+        return rest + min(metadata, METADATA_CAP)
+
+    def metadata_only(self) -> bool:
+        return self.weights.keys() <= _METADATA
+
 
 def related(
     store: Store, engine: SearchEngine, note_id: int, limit: int = RELATED_LIMIT
 ) -> list[Related]:
-    """Notes ranked by explicit links, shared tags and series, distinctive terms in common
-    and links in common, each with a one-line reason."""
-    scores: dict[int, float] = {}
-    reasons: dict[int, dict[str, list[str]]] = {}
+    """Notes ranked by evidence: explicit links, distinctive words in common, links in
+    common, and (capped) shared series and tags; each with a one-line reason that names
+    the strongest evidence first."""
+    evidence: dict[int, _Evidence] = {}
 
-    def add(other: int, weight: float, kind: str, detail: str) -> None:
-        scores[other] = scores.get(other, 0.0) + weight
-        reasons.setdefault(other, {}).setdefault(kind, []).append(detail)
+    def add(other: int, kind: str, weight: float, detail: str) -> None:
+        if other != note_id:
+            evidence.setdefault(other, _Evidence()).add(kind, weight, detail)
 
     total = max(store.notes.count(), 2)
+    targets, sources = store.links.neighbours(note_id)
+    rels: dict[int, list[str]] = {}
     for link in store.links.outgoing(note_id):
-        if link.target_id and link.target_id != note_id:
-            add(link.target_id, 3.0, "links-out", link.rel)
+        if link.target_id is not None:
+            rels.setdefault(link.target_id, []).append(link.rel)
     for backlink in store.links.backlinks(note_id):
-        add(backlink.source_id, 3.0, "links-in", backlink.rel)
-    for kind, label, weight in (("tags", "tags", 1.0), ("series", "series", 1.5)):
+        rels.setdefault(backlink.source_id, []).append(backlink.rel)
+    for other in targets | sources:
+        both = other in targets and other in sources
+        direction = "both" if both else "out" if other in targets else "in"
+        add(other, "links", LINK_WEIGHT + (BOTH_WAYS_BONUS if both else 0.0), direction)
+    for kind, weight in (("tags", 1.0), ("series", 1.5)):
         for shared in store.terms.shared(kind, note_id, max(50, total // 5)):
-            add(shared.note_id, weight * math.log(total / shared.notes_with_it), label, shared.name)
+            rarity = math.log(total / shared.notes_with_it) / math.log(total)
+            add(shared.note_id, kind, weight * rarity, shared.name)
     # Links in common count less through notes that link everywhere (Adamic-Adar).
     for co in store.links.co_linked(note_id):
-        add(co.note_id, 0.3 / math.log(2 + co.shared_degree), "co-linked", "1")
+        add(co.note_id, "co-linked", 0.3 / math.log(2 + co.shared_degree), "1")
     document = store.notes.search_documents([note_id])
     if document:
-        for other, weight, terms in engine.more_like_this(note_id, document[0][1]):
-            add(other, 2.0 * weight, "terms", ", ".join(terms))
-    scores.pop(note_id, None)
-    best = sorted(scores.items(), key=lambda item: item[1], reverse=True)[:limit]
-    ranked = [(o, score) for o, score in best if score >= RELATED_MIN_SCORE]
-    out = []
-    for other, score in ranked:
+        similar = engine.more_like_this(note_id, document[0][1])
+        titles = store.notes.titles([note_id, *(other for other, _, _ in similar)])
+        mine = _title_words(titles.get(note_id, ""))
+        for other, share, words in similar:
+            add(other, "terms", TERMS_WEIGHT * share, ", ".join(words[:3]))
+            in_titles = mine & _title_words(titles.get(other, "")) & set(words)
+            if in_titles:
+                add(other, "title", TITLE_WORD_WEIGHT * len(in_titles), ", ".join(in_titles))
+    ranked = sorted(evidence.items(), key=lambda item: (-item[1].score(), item[0]))
+    out: list[Related] = []
+    metadata_only = 0
+    for other, found in ranked:
+        if len(out) >= limit or found.score() < RELATED_MIN_SCORE:
+            break
+        if found.metadata_only():
+            metadata_only += 1
+            if metadata_only > METADATA_ONLY_ENTRIES:
+                continue
         note = store.notes.by_id(other)
         if note is None:
             continue
+        reason = _reason(found, [r for r in dict.fromkeys(rels.get(other, [])) if r])
         out.append(
-            Related(
-                other,
-                note.path,
-                clean_line(note.title),
-                round(score, 3),
-                _reason(reasons[other]),
-            )
+            Related(other, note.path, clean_line(note.title), round(found.score(), 3), reason)
         )
     return out
 
 
-def _reason(parts: dict[str, list[str]]) -> str:
+def _title_words(title: str) -> set[str]:
+    from kb.documents import SearchDocument
+    from kb.engines import document_terms
+
+    return set(document_terms(SearchDocument(title, "", "", "", "")))
+
+
+def _reason(found: _Evidence, rels: list[str]) -> str:
+    """One line, strongest evidence first: ``terms: roofline, 算术强度 · series: CS336``."""
     pieces = []
-    out, into = "links-out" in parts, "links-in" in parts
-    if out or into:
-        direction = "links both ways" if out and into else "links to it" if out else "links here"
-        rels = [
-            r for r in dict.fromkeys(parts.get("links-out", []) + parts.get("links-in", [])) if r
-        ]
-        pieces.append(direction + (f" ({', '.join(rels)})" if rels else ""))
-    for kind in ("series", "tags", "terms", "co-linked"):
-        values = list(dict.fromkeys(parts.get(kind, [])))
-        if not values:
-            continue
-        if kind == "co-linked":
-            pieces.append(f"links in common: {len(parts[kind])}")
+    # An explicit link is the surest evidence; the rest by the points it brought.
+    for kind in sorted(found.weights, key=lambda k: (k != "links", -found.weights[k])):
+        if kind == "links":
+            direction = _DIRECTIONS[found.details["links"][0]]
+            pieces.append(direction + (f" ({', '.join(rels)})" if rels else ""))
+        elif kind == "title":
+            pieces.append(f"in both titles: {found.details[kind][0]}")
+        elif kind == "co-linked":
+            pieces.append(f"links in common: {len(found.details[kind])}")
         else:
+            values = list(dict.fromkeys(found.details[kind]))
             pieces.append(f"{kind}: {', '.join(values[:4])}")
     return " · ".join(pieces)

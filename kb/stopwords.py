@@ -3,7 +3,7 @@
 evidence that two notes share a subject).
 
 The Chinese list holds function words, question words and the filler a technical text
-uses everywhere (一个, 需要, 进行); the English list is the usual short one. Both are
+uses everywhere (一个, 需要, 进行, 看到, 小结); the English list is the usual short one. Both are
 compared after NFKC and case folding (``kb.tokenize.normalise``)."""
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ _CHINESE = """
 各 各种 任何 某 某些 即 即可 则 便 之所以 在于 来说 来讲 而言 来 去 做 看 说 想 知道 觉得
 认为 发现 出现 存在 具有 包括 主要 基本 相关 进一步 简单 直接 同时 不同 相同 很多 许多 大量
 不断 问 答 啦 嗯 唉
+看到 看看 这一 那一 一次 这次 一组 一行 一句 一篇 这篇 本文 上面 下面 如下 以下 以上 几个 首先
+其次 最后 当然 确实 总之 例如 比如 显然 似乎 只是 还有 真的 那么 这么 不会 不能 可见 只能 不要
+不用 之类 东西 小结 好处 后续 回顾 注意 部分 情况 去掉
 """
 
 _ENGLISH = """

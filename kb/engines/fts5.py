@@ -15,7 +15,15 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from kb.documents import SearchDocument
-from kb.engines import EngineEntry, EngineHit, Related, document_terms, more_like_this, plan
+from kb.engines import (
+    EngineEntry,
+    EngineHit,
+    Related,
+    document_terms,
+    index_tokens,
+    more_like_this,
+    plan,
+)
 from kb.engines.plan import (
     QueryPlan,
     document_streams,
@@ -283,13 +291,14 @@ class Fts5Engine:
         # LIMIT stops early: fts5vocab would walk a common word's whole posting list.
         (count,) = self.conn.execute(
             f"SELECT count(*) FROM (SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? LIMIT ?)",
-            (_quote(term), cap + 1),
+            (_quote(" ".join(index_tokens(term))), cap + 1),
         ).fetchone()
         return int(count)
 
     def _holders(self, term: str) -> Iterable[int]:
         rows = self.conn.execute(
-            f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?", (_quote(term),)
+            f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?",
+            (_quote(" ".join(index_tokens(term))),),
         )
         return (row[0] for row in rows)
 

@@ -16,7 +16,15 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb.engines import EngineEntry, EngineHit, Related, document_terms, more_like_this, plan
+from kb.engines import (
+    EngineEntry,
+    EngineHit,
+    Related,
+    document_terms,
+    index_tokens,
+    more_like_this,
+    plan,
+)
 from kb.engines.plan import QueryPlan, document_streams, plan_query
 from kb.errors import KbError, StoreError, os_error_message
 from kb.query import And, Field, Node, Not, Or, Phrase, Query, Word
@@ -427,12 +435,20 @@ class WhooshEngine:
             ids = reader.column_reader("nid")
 
             def notes_with(term: str, cap: int) -> set[int]:
+                # A Chinese word is its bigrams, here all in one field: near enough to
+                # FTS5's phrase for counting and scoring, without reading positions.
                 docs: set[int] = set()
                 for field in FIELDS:
                     if len(docs) > cap:
                         break
-                    if reader.doc_frequency(field, term):
-                        docs.update(reader.postings(field, term).all_ids())
+                    in_field: set[int] | None = None
+                    for token in index_tokens(term):
+                        if not reader.doc_frequency(field, token):
+                            in_field = set()
+                            break
+                        ids_now = set(reader.postings(field, token).all_ids())
+                        in_field = ids_now if in_field is None else in_field & ids_now
+                    docs.update(in_field or ())
                 return docs
 
             def holders(term: str) -> Iterable[int]:

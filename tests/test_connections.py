@@ -1,0 +1,178 @@
+"""Related notes, mentions and backlinks as a reader judges them: on the bundled notes with
+and without their explicit links, on real corpora (skipped when absent) and on small
+folders made for each case."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kb.engines import chinese_words, document_terms, frequency_ceiling
+from kb.knowledge_base import KnowledgeBase
+from kb.stopwords import is_stop_word
+from tests.conftest import SAMPLE_NOTES, SHARED_CORPORA
+
+TYPED_LINK_KEYS = ("related", "see_also", "uses", "lecture", "project")
+REDIS_STUDY = "engineering/redis-study.md"
+COMPUTE_PLATFORM = "engineering/compute-platform-time-window.md"
+
+
+def strip_links(text: str) -> str:
+    """The note with every explicit link gone: typed-link keys in the front matter,
+    Markdown links and images (their text kept), reference definitions, wikilinks (their
+    label kept) and Hugo ref shortcodes."""
+    keys = "|".join(TYPED_LINK_KEYS)
+    text = re.sub(rf"^(?:{keys})\s*[:=].*\n", "", text, flags=re.MULTILINE)
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"^\[[^\]]+\]:\s*\S+.*$", "", text, flags=re.MULTILINE)
+    text = re.sub(r"\]\[[^\]]*\]", "]", text)
+    text = re.sub(r"\[\[([^\]|]*)\|([^\]]*)\]\]", r"\2", text)
+    text = re.sub(r"\[\[([^\]]*)\]\]", r"\1", text)
+    return re.sub(r"\{\{<\s*(?:rel)?ref\s+[^>]*>\}\}", "", text)
+
+
+def build_kb(home: Path, source: Path, without_links: bool) -> KnowledgeBase:
+    shutil.copytree(source, home / "notes")
+    if without_links:
+        for path in (home / "notes").rglob("*.md"):
+            path.write_text(strip_links(path.read_text(encoding="utf-8")), encoding="utf-8")
+    (home / "kb.yaml").write_text("roots: [notes]\n", encoding="utf-8")
+    kb = KnowledgeBase.open(home)
+    kb.ingest()
+    return kb
+
+
+def lecture_posts() -> list[tuple[str, str]]:
+    """(lecture, post) for each bundled post that names a CS336 lecture it builds on."""
+    pairs = []
+    for path in sorted((SAMPLE_NOTES / "posts").rglob("*.md")):
+        found = re.search(r"^lecture\s*[:=]\s*(\[.*\])", path.read_text(encoding="utf-8"), re.M)
+        for lecture in re.findall(r"cs336/lecture-[\w-]+\.md", found.group(1) if found else ""):
+            pairs.append((lecture, path.relative_to(SAMPLE_NOTES).as_posix()))
+    return pairs
+
+
+@pytest.fixture(scope="module", params=["links kept", "links removed"])
+def bundled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
+    home = tmp_path_factory.mktemp("bundled")
+    return build_kb(home, SAMPLE_NOTES, without_links=request.param == "links removed")
+
+
+def top(kb: KnowledgeBase, path: str, limit: int = 5) -> list[str]:
+    return [r.path for r in kb.related(kb.find_note(path).id, limit)]
+
+
+def test_strip_links_leaves_no_link(tmp_path: Path) -> None:
+    kb = build_kb(tmp_path, SAMPLE_NOTES, without_links=True)
+    assert kb._store.links.graph_edges() == []
+
+
+def test_the_bundled_posts_build_on_lectures() -> None:
+    assert len(lecture_posts()) >= 8  # the pairs the next test checks
+
+
+# dtype-memory names lectures 2 and 3 as background but shares with them only words
+# that a fifth of the bundled notes use (bf16, 显存, bytes): without the links nothing in
+# its text sets it apart from the other GPU posts. Known miss, see the README.
+WEAK_WITHOUT_LINKS = {
+    ("cs336/lecture-02-architectures.md", "posts/dtype-memory.md"),
+    ("cs336/lecture-03-gpus.md", "posts/dtype-memory.md"),
+}
+
+
+def test_each_lecture_lists_the_posts_built_on_it_in_its_top_5(bundled) -> None:
+    linked = bool(bundled._store.links.graph_edges())
+    missing = [
+        (lecture, post)
+        for lecture, post in lecture_posts()
+        if post not in top(bundled, lecture)
+        and (linked or (lecture, post) not in WEAK_WITHOUT_LINKS)
+    ]
+    assert missing == []
+
+
+def test_a_post_lists_its_lecture_in_its_top_5(bundled) -> None:
+    found = [
+        (lecture, post)
+        for lecture, post in lecture_posts()
+        if (lecture, post) not in WEAK_WITHOUT_LINKS
+    ]
+    assert [(lecture, post) for lecture, post in found if lecture not in top(bundled, post)] == []
+
+
+def test_the_redis_notes_list_each_other_first(bundled) -> None:
+    assert top(bundled, REDIS_STUDY)[0] == COMPUTE_PLATFORM
+    assert top(bundled, COMPUTE_PLATFORM)[0] == REDIS_STUDY
+
+
+def test_a_reason_names_the_strongest_evidence_first(bundled) -> None:
+    study = bundled.find_note(REDIS_STUDY)
+    reason = {r.path: r.reason for r in bundled.related(study.id)}[COMPUTE_PLATFORM]
+    if bundled._store.links.graph_edges():
+        assert reason.startswith("links here (uses)")
+    else:
+        assert reason.startswith("terms: ")
+    assert "tags: redis" in reason
+
+
+def test_series_siblings_cannot_fill_the_list(bundled) -> None:
+    """At most three entries rest on series and tags alone."""
+    for lecture, _ in lecture_posts():
+        reasons = [r.reason for r in bundled.related(bundled.find_note(lecture).id, 10)]
+        alone = [r for r in reasons if not re.search(r"terms:|links|in both titles", r)]
+        assert len(alone) <= 3, (lecture, reasons)
+
+
+def reason_words(reason: str) -> list[str]:
+    found = re.search(r"terms: ([^·]*)", reason)
+    return [w.strip() for w in found.group(1).split(",")] if found else []
+
+
+def check_reasons(kb: KnowledgeBase) -> None:
+    """No reason shows a stop word, a single character or a piece of a longer word: each
+    word is a whole word of the note whose list it is in (as ``chinese_words`` cuts it)."""
+    for name in kb._store.notes.names():
+        words = document_terms(kb._store.notes.search_documents([name.id])[0][1])
+        for entry in kb.related(name.id, 5):
+            for word in reason_words(entry.reason):
+                assert not is_stop_word(word), (name.rel, entry.reason)
+                assert len(word) > 1, (name.rel, entry.reason)
+                assert word in words, (word, name.rel, entry.path)
+
+
+def test_reasons_on_the_bundled_notes(bundled) -> None:
+    check_reasons(bundled)
+
+
+@pytest.mark.slow
+def test_reasons_on_advanced_java_zh(tmp_path: Path) -> None:
+    corpus = SHARED_CORPORA / "advanced-java-zh"
+    if not corpus.is_dir():
+        pytest.skip("corpus advanced-java-zh is absent")
+    check_reasons(build_kb(tmp_path, corpus, without_links=False))
+
+
+@pytest.mark.parametrize(
+    ("run", "words"),
+    [
+        ("持久化机制详解", ["持久化", "机制", "详解"]),  # rjieba: 持久|化机制
+        ("公众号", ["公众号"]),  # rjieba: 公众|号
+        ("线程池的拒绝策略", ["线程池", "拒绝", "策略"]),
+        ("实现高可用", []),  # 高 alone: 实现 and 可用 may be pieces
+        ("亿个整数", ["整数"]),  # a number's measure word is no word
+        ("一个还是需要", []),  # stop words
+    ],
+)
+def test_chinese_words_are_whole(run: str, words: list[str]) -> None:
+    assert chinese_words(run) == words
+
+
+@pytest.mark.parametrize(
+    ("notes", "ceiling"),
+    [(2, 3), (31, 6), (100, 20), (1_000, 70), (10_000, 520), (100_000, 5_020)],
+)
+def test_a_common_word_is_never_distinctive(notes: int, ceiling: int) -> None:
+    assert frequency_ceiling(notes) == ceiling
