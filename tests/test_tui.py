@@ -426,3 +426,85 @@ async def test_mixed_text_breaks_where_a_reader_expects(make_kb, width) -> None:
         assert not set(starts) & set("。，、；：！？）」』")
         assert broken_words(lines, MIXED_NOTE, document.content_region.width) == []
         assert "FlashAttention" in "\n".join(lines)
+
+
+async def read_whole_note(app: KbApp, pilot) -> list[str]:
+    """Every line of the open note's text, as the reader shows it, scrolling through it."""
+    document = app.screen.query_one("#document")
+    screen = app.screen
+    while len(screen.query_one("#doc", Markdown).source) < len(screen.page.markdown) - 10:
+        await pilot.pause(0.05)
+    await settle(app, pilot)
+    lines: list[str] = []
+    height = document.content_region.height
+    for y in range(0, document.max_scroll_y + height, height):
+        document.scroll_to(y=y, animate=False)
+        await pilot.pause()
+        lines += screen_lines(app, document.content_region)
+    return lines
+
+
+@pytest.mark.slow
+async def test_the_note_gets_the_width(make_kb) -> None:
+    kb = make_kb({"gpu.md": MIXED_NOTE, "short.md": "# Short\n\n## one\n\ntext\n"})
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "显存带宽")
+        screen = app.screen
+        document, outline, side = (
+            screen.query_one(f"#{i}") for i in ("document", "outline", "side")
+        )
+        assert document.content_region.width >= 80
+        assert not outline.display  # four headings, but no room for an outline at 120
+        assert side.display and side.region.x > document.region.x  # connections beside
+        await pilot.press("ctrl+o")
+        assert outline.display
+        await pilot.press("ctrl+o", "ctrl+k")
+        assert not outline.display and not side.display
+        lines = await read_whole_note(app, pilot)
+        assert not any("…" in line for line in lines)  # the wide table wraps, never cut
+        assert "所有 SM 共享" in "".join(lines)  # the last column of the widest row
+        await pilot.resize_terminal(160, 40)
+        await settle(app, pilot)
+        assert outline.display is False  # the user hid it: it stays hidden
+        await pilot.press("escape")
+        await open_note(app, pilot, "Short")
+        assert not outline.display
+
+
+@pytest.mark.slow
+async def test_narrow_window_puts_connections_below_on_request(make_kb) -> None:
+    kb = make_kb({"gpu.md": MIXED_NOTE})
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "显存带宽")
+        screen = app.screen
+        document, side = screen.query_one("#document"), screen.query_one("#side")
+        assert not side.display
+        assert document.content_region.width >= 76
+        await pilot.press("ctrl+b")  # backlinks: the panel comes, below the note
+        await settle(app, pilot)
+        assert side.display and side.region.y > document.region.y
+        assert side.region.width == 80
+
+
+@pytest.mark.slow
+async def test_the_current_title_stays_visible_after_hops(make_kb) -> None:
+    long = "一个很长很长的标题，用来把面包屑挤满 "
+    kb = make_kb({f"n{i}.md": f"# {long}{i}\n\n[[{long}{i + 1}]] hopword{i}\n" for i in range(5)})
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "hopword0")
+        for _ in range(3):
+            await pilot.press("ctrl+l", "enter")
+            await settle(app, pilot)
+        line = screen_lines(app)[0].rstrip()
+        assert current_title(app) == f"{long}3"
+        assert line.endswith(f"{long}3".strip())
+        assert line.startswith(" ◀ …")  # the trail gave way on the left

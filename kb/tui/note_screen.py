@@ -25,9 +25,12 @@ from kb.errors import KbError
 from kb.text import one_line, slugify, strip_controls
 from kb.tui.app import KbApp
 from kb.tui.messages import FollowLink, NotesChanged, OpenNote
-from kb.tui.search_screen import WIDE
-from kb.tui.widgets import DIM, ConnectionList, LinkList, markdown_parser
+from kb.tui.widgets import ConnectionList, LinkList, breadcrumb, markdown_parser
 from kb.views import NotePage, NoteSummary
+
+SIDE_BESIDE = 120  # columns from which the connections sit beside the note, not below it
+OUTLINE_BESIDE = 150  # columns from which the outline shows by itself (text keeps 80+)
+OUTLINE_HEADINGS = 3  # fewer headings need no outline
 
 # Each series the note is in, with its notes in date order (KnowledgeBase.series).
 Series = list[tuple[str, list[NoteSummary]]]
@@ -44,6 +47,7 @@ class NoteScreen(Screen[None]):
         Binding("ctrl+l", "focus_links", "Links", id="links"),
         Binding("ctrl+o", "toggle_outline", "Outline", id="outline"),
         Binding("ctrl+b", "focus_connections", "Connections", id="connections"),
+        Binding("ctrl+k", "toggle_side", "Panel", id="side"),
         Binding("left_square_bracket", "series(-1)", "Prev in series", id="prev"),
         Binding("right_square_bracket", "series(1)", "Next in series", id="next"),
         Binding("ctrl+y", "copy_link", "Copy URL", id="copy"),
@@ -64,6 +68,9 @@ class NoteScreen(Screen[None]):
         self.series_order: list[int] = []
         self.titles: dict[int, str] = {}
         self.mounted = asyncio.Event()  # a note can arrive before the screen is built
+        self.wide = False
+        self.outline_wanted: bool | None = None  # None: as the note and the window suit
+        self.side_wanted: bool | None = None
 
     def on_mount(self) -> None:
         self.mounted.set()
@@ -88,7 +95,27 @@ class NoteScreen(Screen[None]):
         yield Footer()
 
     def on_resize(self) -> None:
-        self.set_class(self.size.width < WIDE, "-narrow")
+        width = self.size.width
+        self.set_class(width < SIDE_BESIDE, "-narrow")
+        self.wide = width >= OUTLINE_BESIDE
+        self._show_outline()
+        self._show_side()
+        self._show_breadcrumb()
+
+    def _show_side(self) -> None:
+        """The connections show beside the note on wide windows; below it on narrow ones
+        only when asked for (ctrl+k, ctrl+b, ctrl+l), so the note keeps the screen."""
+        wanted = self.side_wanted
+        self.side.display = not self.has_class("-narrow") if wanted is None else wanted
+
+    def _show_outline(self) -> None:
+        """The outline shows when the user asked for it (ctrl+o), else when the note has
+        enough headings to need one and the window has room for it beside the text."""
+        headings = len(self.page.headings) if self.page else 0
+        wanted = self.outline_wanted
+        if wanted is None:
+            wanted = self.wide and headings >= OUTLINE_HEADINGS
+        self.outline.display = wanted
 
     # -- showing a note -------------------------------------------------------------------
 
@@ -127,6 +154,7 @@ class NoteScreen(Screen[None]):
         self.outline.add_options(
             Option(Content("  " * (level - 1) + one_line(text))) for level, text, _ in page.headings
         )
+        self._show_outline()
         self.links.show_links(page.links)
         series_list = self.query_one("#series", ConnectionList)
         self.series_order = [n.id for _, notes in series[:1] for n in notes]
@@ -155,14 +183,16 @@ class NoteScreen(Screen[None]):
             self.set_timer(0.1, lambda: self.goto_anchor(anchor))
 
     def _show_breadcrumb(self) -> None:
-        trail = [one_line(self.titles.get(i, "?")) for i in self.history.trail()]
-        back = "◀ " if self.history.can_go_back else ""
-        forward = " ▶" if self.history.can_go_forward else ""
-        line = Content.assemble(
-            back,
-            (" › ".join(trail[:-1]) + (" › " if trail[:-1] else ""), DIM),
-            (trail[-1] if trail else "", "bold"),
-            forward,
+        if self.page is None:
+            return
+        trail = [self.titles.get(i, "?") for i in self.history.trail()[:-1]]
+        width = (self.breadcrumb.content_size.width or self.size.width - 2) or 80
+        line = breadcrumb(
+            trail,
+            self.page.title,
+            width,
+            self.history.can_go_back,
+            self.history.can_go_forward,
         )
         self.breadcrumb.update(line)
 
@@ -283,12 +313,16 @@ class NoteScreen(Screen[None]):
             self.app.action_edit(self.page.file)
 
     def action_focus_links(self) -> None:
+        self.side_wanted = True
+        self._show_side()
         self.side.active = "tab-links"
         self.links.focus()
 
     def action_focus_connections(self) -> None:
         """Backlinks first; pressed again, the next list (mentions, related, series, links)."""
         tabs = self.side
+        self.side_wanted = True
+        self._show_side()
         order = ["tab-backlinks", "tab-mentions", "tab-related", "tab-series", "tab-links"]
         inside = self.focused is not None and tabs in self.focused.ancestors
         if inside and tabs.active in order:
@@ -298,10 +332,17 @@ class NoteScreen(Screen[None]):
         tabs.query_one(f"#{tabs.active} OptionList", OptionList).focus()
 
     def action_toggle_outline(self) -> None:
-        outline = self.outline
-        outline.display = not outline.display
-        if outline.display:
-            outline.focus()
+        self.outline_wanted = not self.outline.display
+        self._show_outline()
+        if self.outline.display:
+            self.outline.focus()
+
+    def action_toggle_side(self) -> None:
+        side = self.side
+        self.side_wanted = not side.display
+        self._show_side()
+        if not side.display and self.focused is not None and side in self.focused.ancestors:
+            self.scroller.focus()
 
     def action_copy_link(self) -> None:
         links = self.links

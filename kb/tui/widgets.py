@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
+from rich.cells import cell_len
 from rich.text import Text
 from textual.content import Content
 from textual.widgets import OptionList, Tree
@@ -39,6 +40,36 @@ def highlighted(text: str, spans: list[tuple[int, int]], style: str = "") -> Con
     for start, end in safe_spans:
         content = content.stylize(HIGHLIGHT, start, end)
     return content
+
+
+def breadcrumb(trail: list[str], title: str, width: int, back: bool, forward: bool) -> Content:
+    """The trail of notes that led here, then the current note's title, in ``width`` cells.
+    The title is always whole (unless it alone is wider than the line); the trail gives way
+    from the left, oldest first, so the line always ends with the note on screen."""
+    head = "◀ " if back else ""
+    tail = " ▶" if forward else ""
+    title = one_line(title)
+    path = "".join(f"{one_line(t)} › " for t in trail)
+    room = width - cell_len(head + title + tail)
+    if cell_len(path) > room:
+        path = "…" + _right_cells(path, room - 1) if room > 1 else ""
+    if room < 0:  # a title wider than the line: its start matters most
+        title = _left_cells(title, width - cell_len(head + tail) - 1) + "…"
+    return Content.assemble(head, (path, DIM), (title, "bold"), tail)
+
+
+def _right_cells(text: str, cells: int) -> str:
+    """The end of ``text`` that fits in ``cells``."""
+    while cell_len(text) > cells:
+        text = text[1:]
+    return text
+
+
+def _left_cells(text: str, cells: int) -> str:
+    """The start of ``text`` that fits in ``cells``."""
+    while text and cell_len(text) > cells:
+        text = text[:-1]
+    return text
 
 
 def note_line(title: str, path: str, date: str | None, tags: list[str]) -> Content:
