@@ -41,9 +41,12 @@ from kb.store import FileStamp, NoteRecord, Store
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
 
+    from kb.links import NoteName
+
 ProgressCallback = Callable[[int, int], None]
 _PARALLEL_FROM = 300  # below this, starting worker processes costs more than it saves
 _BATCH = 200
+_FULL_LINKS_SHARE = 8  # resolve every link at once when a run wrote over 1/8 of the notes
 
 
 @dataclass(slots=True)
@@ -320,6 +323,8 @@ class Ingester:
         # For link resolution: notes written this run, and the names notes had before.
         self.written_ids: set[int] = set()
         self.old_link_keys: set[str] = set()
+        self.old_lookups: set[int] = set()  # their lookup entries (kb.store.names)
+        self.lost_links: set[int] = set()  # links to notes this run removes
 
     def run(self, targets: Iterable[Path] | None = None, rebuild: bool = False) -> IngestStats:
         started = time.perf_counter()
@@ -485,6 +490,7 @@ class Ingester:
             return 0
         existing = list(self.store.notes.ids_of(paths).values())
         self._remember_names(existing)
+        self.lost_links.update(self.store.links.targeting(existing))
         if not self.index_is_empty and self.streams is None:
             self.index.delete(self.store.notes.search_documents(existing))
         return self.store.notes.remove(paths, self._bump())
@@ -492,16 +498,17 @@ class Ingester:
     def _remember_names(self, note_ids: list[int]) -> None:
         """Keep the names notes had before this run changes them: links that looked those
         names up must be resolved again."""
-        for name in self.store.notes.names(note_ids):
+        from kb.store.names import entry_hashes
+
+        names = self.store.notes.names(note_ids)
+        for name in names:
             self.old_link_keys.update(name.keys())
+        self.old_lookups.update(entry_hashes(names))
 
     def _resolve_links(self, full: bool) -> None:
         """Point links at their notes again where this run may have changed the answer."""
-        from kb.links import LinkIndex
-
         if not (self.generation or self.store.links.has_unresolved()):
             return
-        names = self.store.notes.names()
         cache: dict[int, set[str]] = {}
 
         def headings(note_id: int) -> set[str]:
@@ -509,19 +516,54 @@ class Ingester:
                 cache[note_id] = self.store.notes.heading_slugs(note_id)
             return cache[note_id]
 
-        index = LinkIndex.build(names, self.config.site_url, headings)
-        if full:
-            links = self.store.links.to_resolve(None)
+        written = self.store.notes.names(self.written_ids)
+        self.store.names.replace(written, fresh=full and self.index_is_empty)
+        # Both ways give the same answers; past a share of the notes, one pass over every
+        # link in memory is cheaper than looking each link's names up.
+        if full or len(self.written_ids) * _FULL_LINKS_SHARE > self.store.notes.count():
+            self._resolve_all_links(headings)
         else:
-            keys = set(self.old_link_keys)
-            for note in self.store.notes.names(self.written_ids):
-                keys.update(note.keys())
-            links = self.store.links.to_resolve(self.written_ids, keys)
+            self._resolve_changed_links(written, headings)
+
+    def _resolve_all_links(self, headings: Callable[[int], set[str]]) -> None:
+        from kb.links import LinkIndex
+        from kb.store.names import StoreLinkIndex
+
+        index = LinkIndex.build(self.store.notes.names(), self.config.site_url, headings)
+        recording = StoreLinkIndex(index.site_host, headings, built=index)
+        self.store.names.forget_lookups()
+        for links in self.store.links.all_to_resolve():
+            updates = []
+            broken: dict[int, set[int]] = {}
+            for link in links:
+                found = index.resolve(link)
+                if found.status == "broken":  # what it looked up says when to try again
+                    found, broken[link.id] = recording.resolve_recording(link)
+                updates.append((found.target_id, found.status, found.key, link.id))
+            self.store.links.set_targets(updates)
+            self.store.names.set_lookups((), broken)
+
+    def _resolve_changed_links(
+        self, written: list[NoteName], headings: Callable[[int], set[str]]
+    ) -> None:
+        from kb.links import _host
+        from kb.store.names import StoreLinkIndex, entry_hashes
+
+        keys = set(self.old_link_keys)
+        for note in written:
+            keys.update(note.keys())
+        retry = self.store.names.broken_by(self.old_lookups | entry_hashes(written))
+        links = self.store.links.to_resolve(self.written_ids, keys, [*retry, *self.lost_links])
+        index = StoreLinkIndex(_host(self.config.site_url), headings, names=self.store.names)
         updates = []
+        broken: dict[int, set[int]] = {}
         for link in links:
-            found = index.resolve(link)
+            found, looked_up = index.resolve_recording(link)
+            if found.status == "broken":
+                broken[link.id] = looked_up
             updates.append((found.target_id, found.status, found.key, link.id))
         self.store.links.set_targets(updates)
+        self.store.names.set_lookups([link.id for link in links], broken)
 
     def _index_from_store(self, exclude: set[int]) -> None:
         """Fill a new (or re-created) index from the notes already in the store."""

@@ -227,15 +227,7 @@ class LinkIndex:
         key = f"name:{fold(name)}"
         if "/" in name.strip("/"):
             wanted = fold(name.strip("/"))
-            matches = [
-                n.id
-                for n in self.notes.values()
-                if n.root == source.root
-                and (
-                    fold(_path_key(n.rel)) == wanted
-                    or fold(_path_key(n.rel)).endswith("/" + wanted)
-                )
-            ]
+            matches = self._path_suffix_matches(source.root, wanted)
             return self._choose(matches, source, f"suffix:{wanted}")
         for table in (self.by_stem, self.by_title, self.by_alias):
             named = table.get(fold(name))
@@ -244,6 +236,15 @@ class LinkIndex:
         if _is_attachment(name):
             return Resolution(None, "attachment", key)
         return Resolution(None, "broken", key)
+
+    def _path_suffix_matches(self, root: str, wanted: str) -> list[int]:
+        """Notes in ``root`` whose folded path (no suffix) is ``wanted`` or ends in ``/wanted``."""
+        return [
+            n.id
+            for n in self.notes.values()
+            if n.root == root
+            and (fold(_path_key(n.rel)) == wanted or fold(_path_key(n.rel)).endswith("/" + wanted))
+        ]
 
     def _resolve_url(self, target: str, anchor: str, source: NoteName) -> Resolution:
         parts = urlsplit(target)

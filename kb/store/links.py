@@ -5,10 +5,8 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 
 from kb.links import LinkToResolve
-from kb.store.connection import id_table
 from kb.store.rows import (
     BacklinkRow,
     CoLinked,
@@ -18,6 +16,7 @@ from kb.store.rows import (
     OutgoingLinkRow,
 )
 
+_RESOLVE_COLUMNS = "id, source_id, target, anchor, kind"
 _LINK_COLUMNS = "l.id, l.source_id, l.target, l.anchor, l.kind, l.rel, l.text, l.line, " + (
     "l.target_id, l.status"
 )
@@ -113,7 +112,7 @@ class LinkDao:
                 "SELECT n.path, l.line, l.kind, l.target, l.anchor, l.status, t.path "
                 "FROM links l JOIN notes n ON n.id = l.source_id LEFT JOIN notes t "
                 "ON t.id = l.target_id "
-                "WHERE l.status IN ('broken', 'missing-heading', 'ambiguous') "
+                "WHERE l.status IN ('broken', 'missing-file', 'missing-heading', 'ambiguous') "
                 "ORDER BY n.path, l.line"
             )
         ]
@@ -145,31 +144,74 @@ class LinkDao:
             for row in self.conn.execute("SELECT status, count(*) FROM links GROUP BY status")
         }
 
+    def note_link_counts(self, note_ids: Iterable[int]) -> dict[int, int]:
+        """How many links to other notes each of ``note_ids`` holds (hub pages hold many)."""
+        ids = list(note_ids)
+        counts: dict[int, int] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self.conn.execute(
+                f"SELECT source_id, count(*) FROM links WHERE source_id IN ({marks}) "
+                "AND target_id IS NOT NULL GROUP BY source_id",
+                chunk,
+            )
+            counts.update((int(r[0]), int(r[1])) for r in rows)
+        return counts
+
     def has_unresolved(self) -> bool:
         """Links never resolved (a store from before link resolution existed)."""
         row = self.conn.execute("SELECT 1 FROM links WHERE status = 'new' LIMIT 1").fetchone()
         return row is not None
 
     def to_resolve(
-        self, changed: Iterable[int] | None, keys: Iterable[str] = ()
+        self, changed: Iterable[int] | None, keys: Iterable[str] = (), link_ids: Iterable[int] = ()
     ) -> list[LinkToResolve]:
-        """Links whose target may have changed: from or to ``changed`` notes, unresolved
-        ones, and those looking up any of ``keys``. All links when ``changed`` is None."""
-        columns = "id, source_id, target, anchor, kind"
+        """Links whose target may have changed: from or to ``changed`` notes, never
+        resolved ones, those looking up any of ``keys`` and ``link_ids``; each found by an
+        index, so the work grows with the change, not with the notes. All links when
+        ``changed`` is None."""
         if changed is None:
-            rows = self.conn.execute(f"SELECT {columns} FROM links").fetchall()
-        else:
-            with (
-                id_table(self.conn, list(changed)) as ids,
-                self._key_table(list(keys)) as key_table,
-            ):
-                rows = self.conn.execute(
-                    f"SELECT {columns} FROM links WHERE source_id IN (SELECT id FROM {ids}) "
-                    f"OR target_id IN (SELECT id FROM {ids}) "
-                    f"OR (target_id IS NULL AND status NOT IN ('external', 'attachment')) "
-                    f"OR target_key IN (SELECT key FROM {key_table})"
-                ).fetchall()
+            return [link for chunk in self.all_to_resolve() for link in chunk]
+        found = set(link_ids)
+        for note_id in set(changed):
+            found.update(self._ids("SELECT id FROM links WHERE source_id = ?", note_id))
+            found.update(self._ids("SELECT id FROM links WHERE target_id = ?", note_id))
+        found.update(self._ids("SELECT id FROM links WHERE status = 'new'"))
+        for key in {key_hash(k) for k in keys}:
+            found.update(self._ids("SELECT id FROM links WHERE target_key = ?", key))
+        wanted = sorted(found)
+        rows = []
+        for start in range(0, len(wanted), 500):
+            part = wanted[start : start + 500]
+            rows += self.conn.execute(
+                f"SELECT {_RESOLVE_COLUMNS} FROM links WHERE id IN ({','.join('?' * len(part))})",
+                part,
+            ).fetchall()
         return [LinkToResolve(*row) for row in rows]
+
+    def all_to_resolve(self, chunk: int = 20_000) -> Iterator[list[LinkToResolve]]:
+        """Every link, in chunks by id, so that a million links are never all in memory."""
+        last = 0
+        while True:
+            rows = self.conn.execute(
+                f"SELECT {_RESOLVE_COLUMNS} FROM links WHERE id > ? ORDER BY id LIMIT ?",
+                (last, chunk),
+            ).fetchall()
+            if not rows:
+                return
+            last = rows[-1][0]
+            yield [LinkToResolve(*row) for row in rows]
+
+    def targeting(self, note_ids: Iterable[int]) -> set[int]:
+        """Links that lead to these notes (before they are removed: then they lead nowhere)."""
+        found: set[int] = set()
+        for note_id in set(note_ids):
+            found.update(self._ids("SELECT id FROM links WHERE target_id = ?", note_id))
+        return found
+
+    def _ids(self, sql: str, *params: object) -> list[int]:
+        return [row[0] for row in self.conn.execute(sql, params)]
 
     def set_targets(self, updates: Iterable[tuple[int | None, str, str, int]]) -> None:
         """(target_id, status, target_key, link id) for each re-resolved link."""
@@ -177,18 +219,6 @@ class LinkDao:
             "UPDATE links SET target_id = ?, status = ?, target_key = ? WHERE id = ?",
             [(target, status, key_hash(key), link) for target, status, key, link in updates],
         )
-
-    @contextmanager
-    def _key_table(self, keys: list[str]) -> Iterator[str]:
-        self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS kb_keys (key INTEGER PRIMARY KEY)")
-        self.conn.execute("DELETE FROM kb_keys")
-        self.conn.executemany(
-            "INSERT OR IGNORE INTO kb_keys(key) VALUES (?)", [(key_hash(k),) for k in keys]
-        )
-        try:
-            yield "temp.kb_keys"
-        finally:
-            self.conn.execute("DELETE FROM kb_keys")
 
 
 def key_hash(key: str) -> int:

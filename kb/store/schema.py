@@ -7,7 +7,7 @@ import sqlite3
 from kb.errors import StoreError
 from kb.store.connection import transaction
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TERM_KINDS = ("tags", "series", "categories")
 
 # tags, series and categories: one table of names each, and a link table in which each note
@@ -93,6 +93,19 @@ CREATE TABLE links (
 CREATE INDEX links_source ON links(source_id);
 CREATE INDEX links_target ON links(target_id);
 CREATE INDEX links_key ON links(target_key);
+CREATE INDEX links_new ON links(id) WHERE status = 'new';
+CREATE TABLE name_keys (               -- each LinkIndex entry of a note (kb/store/names.py)
+    key INTEGER NOT NULL,               -- entry_hash(table, key)
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    PRIMARY KEY (key, note_id)
+) WITHOUT ROWID;
+CREATE INDEX name_keys_note ON name_keys(note_id);
+CREATE TABLE link_lookups (            -- what a broken link looked up, to know when to retry
+    link_id INTEGER NOT NULL REFERENCES links(id) ON DELETE CASCADE,
+    key INTEGER NOT NULL,               -- entry_hash(table, key)
+    PRIMARY KEY (link_id, key)
+) WITHOUT ROWID;
+CREATE INDEX link_lookups_key ON link_lookups(key);
 CREATE TABLE problems (
     id INTEGER PRIMARY KEY,
     path TEXT NOT NULL,                 -- a note path, or a file that could not become one
@@ -112,8 +125,9 @@ INSERT INTO meta(key, value) VALUES ('store_id', lower(hex(randomblob(8))));
 
 # Schema 1 was never released in a stable shape (it changed while kb was being built),
 # so a version-1 store is started over: its notes are read again by the same ingest.
+# Schema 3 adds the names' lookup keys, which only parsing the notes again can fill.
 _RESET = "RESET"
-MIGRATIONS: dict[int, str] = {2: _RESET}
+MIGRATIONS: dict[int, str] = {2: _RESET, 3: _RESET}
 
 
 def version(conn: sqlite3.Connection) -> int:
