@@ -283,15 +283,33 @@ async def test_command_palette_opens_a_note_by_title(sample) -> None:
         assert current_title(app) == "Redis 学习笔记"
 
 
+def help_text(app: KbApp) -> str:
+    return str(app.screen.query_one("#help-text", Static).render())
+
+
 @pytest.mark.slow
 async def test_help_and_quit(sample) -> None:
     app = make_app(sample, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
-        app.screen.query_one("#results", OptionList).focus()
+        await pilot.press("question_mark")  # in the search box: text
+        assert app.screen.query_one("#query", Input).value == "?"
+        await pilot.press("f1")
+        assert app.screen.id == "help"
+        text = help_text(app)
+        assert "tag tree with counts" in text  # the search screen's keys
+        assert "date:2024-01..2024-06" in text  # and the query language
+        await pilot.press("escape")
+        assert app.screen.id == "search"
+        assert "f1 Help" in screen_lines(app)[-1]  # the footer shows it
+        await pilot.press("backspace", *"时间窗口", "enter")
+        await settle(app, pilot)
+        await pilot.press("question_mark")  # outside a text box: help
+        assert app.screen.id == "help"
+        assert "Reading a note" in help_text(app)
+        assert "date:2024" not in help_text(app)
         await pilot.press("question_mark")
-        await pilot.pause()
-        assert app.screen.query("HelpPanel")
+        assert app.screen.id == "note"
         await pilot.press("ctrl+q")
         await pilot.pause()
     assert not app.is_running

@@ -39,7 +39,8 @@ class KbApp(App[None]):
     COMMANDS = App.COMMANDS | {_note_commands}
     BINDINGS = [
         Binding("ctrl+q", "quit", "Quit", id="quit", priority=True),
-        Binding("question_mark", "toggle_help", "Help", id="help"),
+        Binding("f1", "help", "Help", id="help"),
+        Binding("question_mark", "help", "Help", show=False, id="help-key"),
     ]
 
     def __init__(self, kb: KnowledgeBase, watch: bool = True) -> None:
@@ -193,11 +194,16 @@ class KbApp(App[None]):
 
     # -- help ----------------------------------------------------------------------------
 
-    def action_toggle_help(self) -> None:
-        if self.screen.query("HelpPanel"):
-            self.action_hide_help_panel()
-        else:
-            self.action_show_help_panel()
+    def action_help(self) -> None:
+        """Help for the screen on top: its keys, and the query language on the search."""
+        from kb.tui.help import HelpScreen, key_rows
+
+        screen = self.screen
+        if isinstance(screen, HelpScreen):
+            screen.dismiss()
+            return
+        title = {"search": "Search", "note": "Reading a note"}.get(screen.id or "", "kb")
+        self.push_screen(HelpScreen(title, key_rows(screen), screen.id == "search"))
 
 
 def make_app(kb: KnowledgeBase, watch: bool = True) -> KbApp:

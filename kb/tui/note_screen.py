@@ -40,17 +40,71 @@ class NoteScreen(Screen[None]):
     """One note, rendered, with everything it connects to beside it."""
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Search", id="search"),
-        Binding("alt+left,backspace", "back", "Back", id="back"),
-        Binding("alt+right", "forward", "Forward", id="forward"),
-        Binding("ctrl+e", "edit", "Edit", id="edit"),
-        Binding("ctrl+l", "focus_links", "Links", id="links"),
-        Binding("ctrl+o", "toggle_outline", "Outline", id="outline"),
-        Binding("ctrl+b", "focus_connections", "Connections", id="connections"),
-        Binding("ctrl+k", "toggle_side", "Panel", id="side"),
-        Binding("left_square_bracket", "series(-1)", "Prev in series", id="prev"),
-        Binding("right_square_bracket", "series(1)", "Next in series", id="next"),
-        Binding("ctrl+y", "copy_link", "Copy URL", id="copy"),
+        Binding("escape", "app.pop_screen", "Search", id="search", tooltip="back to the search"),
+        Binding(
+            "alt+left,backspace",
+            "back",
+            "Back",
+            id="back",
+            tooltip="back through the notes you visited",
+        ),
+        Binding("alt+right", "forward", "Forward", id="forward", tooltip="forward again"),
+        Binding(
+            "ctrl+e",
+            "edit",
+            "Edit",
+            id="edit",
+            tooltip="edit in $VISUAL/$EDITOR, then re-index and show the change",
+        ),
+        Binding(
+            "ctrl+l",
+            "focus_links",
+            "Links",
+            id="links",
+            tooltip="the note's links: arrows to choose, enter to follow",
+        ),
+        Binding(
+            "ctrl+o",
+            "toggle_outline",
+            "Outline",
+            id="outline",
+            tooltip="show or hide the outline; enter on a heading jumps there",
+        ),
+        Binding(
+            "ctrl+b",
+            "focus_connections",
+            "Connections",
+            id="connections",
+            tooltip="backlinks; again for mentions, related, series, links",
+        ),
+        Binding(
+            "ctrl+k",
+            "toggle_side",
+            "Panel",
+            id="side",
+            tooltip="show or hide the connections panel",
+        ),
+        Binding(
+            "left_square_bracket",
+            "series(-1)",
+            "Prev in series",
+            id="prev",
+            tooltip="previous note in the note's series",
+        ),
+        Binding(
+            "right_square_bracket",
+            "series(1)",
+            "Next in series",
+            id="next",
+            tooltip="next note in the note's series",
+        ),
+        Binding(
+            "ctrl+y",
+            "copy_link",
+            "Copy URL",
+            id="copy",
+            tooltip="copy the highlighted link's URL or target",
+        ),
     ]
 
     app = getters.app(KbApp)

@@ -31,11 +31,37 @@ class SearchScreen(Screen[None]):
     """Type to search; results update on every keystroke."""
 
     BINDINGS = [
-        Binding("down", "focus_results", "Results", show=False, id="results"),
-        Binding("ctrl+t", "toggle_tags", "Tags", id="tags"),
-        Binding("ctrl+n", "new_note", "New note", id="new"),
-        Binding("ctrl+r", "reindex", "Re-index", id="reindex"),
-        Binding("escape", "clear", "Clear", show=False, id="clear"),
+        Binding(
+            "down",
+            "focus_results",
+            "Results",
+            show=False,
+            id="results",
+            tooltip="to the results; enter opens the highlighted note",
+        ),
+        Binding(
+            "ctrl+t",
+            "toggle_tags",
+            "Tags",
+            id="tags",
+            tooltip="tag tree with counts; choosing a tag filters the results",
+        ),
+        Binding(
+            "ctrl+n",
+            "new_note",
+            "New note",
+            id="new",
+            tooltip="new note titled with the search text, opened in $EDITOR",
+        ),
+        Binding("ctrl+r", "reindex", "Re-index", id="reindex", tooltip="re-index every note"),
+        Binding(
+            "escape",
+            "clear",
+            "Clear",
+            show=False,
+            id="clear",
+            tooltip="clear the search text, then the tag filter",
+        ),
     ]
 
     app = getters.app(KbApp)
