@@ -138,6 +138,24 @@ async def test_filter_by_tag(sample) -> None:
         await search(app, pilot, "ZSET")
         assert result_titles(app)[0] == "计算平台：用 Redis ZSET 做全局时间窗口限流"
         assert "tag: redis" in str(app.screen.query_one("#status", Static).render())
+        chip = app.screen.query_one("#tag-chip", Static)
+        assert not tree.display and chip.display  # the tree went, the filter shows
+        assert "#redis ✕" in str(chip.render())
+        await pilot.press("escape")  # first the text
+        await settle(app, pilot)
+        assert app.screen.query_one("#query", Input).value == ""
+        assert chip.display and all("Lecture" not in t for t in result_titles(app))
+        await pilot.press("escape")  # then the tag
+        await settle(app, pilot)
+        assert not chip.display
+        assert any("Lecture" in t for t in result_titles(app))
+        await pilot.press("ctrl+t")
+        tree.select_node(redis)
+        await settle(app, pilot)
+        await pilot.click("#tag-chip")  # a click removes it too
+        await settle(app, pilot)
+        assert not chip.display
+        assert any("Lecture" in t for t in result_titles(app))
 
 
 @pytest.mark.slow

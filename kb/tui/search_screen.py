@@ -17,7 +17,7 @@ from kb.search import SearchResults
 from kb.text import one_line, strip_controls
 from kb.tui.app import KbApp
 from kb.tui.messages import FilterByTag, NotesChanged, OpenNote
-from kb.tui.widgets import DIM, ResultList, TagTree
+from kb.tui.widgets import DIM, ResultList, TagChip, TagTree
 from kb.views import NoteSummary
 
 RESULTS = 50
@@ -70,6 +70,7 @@ class SearchScreen(Screen[None]):
     results = getters.query_one("#results", ResultList)
     preview = getters.query_one("#preview-body", Static)
     tags = getters.query_one("#tags", TagTree)
+    chip = getters.query_one("#tag-chip", TagChip)
 
     def __init__(self) -> None:
         super().__init__(id="search")
@@ -79,7 +80,12 @@ class SearchScreen(Screen[None]):
         yield TagTree("All notes", id="tags")
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield Input(placeholder='Search notes: words, "phrase", tag:x, -word …', id="query")
+                with Horizontal(id="search-bar"):
+                    yield Input(
+                        placeholder='Search notes: words, "phrase", tag:x, -word …  (F1: help)',
+                        id="query",
+                    )
+                    yield TagChip(id="tag-chip")
                 yield Static(id="status")
                 yield ResultList(id="results")
             with VerticalScroll(id="preview"):
@@ -182,7 +188,11 @@ class SearchScreen(Screen[None]):
         self.results.focus()
 
     def action_clear(self) -> None:
-        self.query_input.value = ""
+        """Escape: the search text first, then the tag filter."""
+        if self.query_input.value:
+            self.query_input.value = ""
+        elif self.tag:
+            self.post_message(FilterByTag(None))
         self.query_input.focus()
 
     @on(Input.Submitted, "#query")
@@ -215,6 +225,8 @@ class SearchScreen(Screen[None]):
     @on(FilterByTag)
     def filter_by_tag(self, message: FilterByTag) -> None:
         self.tag = message.tag
+        self.chip.show_tag(message.tag)
+        self.tags.display = False
         self.query_input.focus()
         self.refresh_results()
 

@@ -8,7 +8,7 @@ from markdown_it.rules_core import StateCore
 from rich.cells import cell_len
 from rich.text import Text
 from textual.content import Content
-from textual.widgets import OptionList, Tree
+from textual.widgets import OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
@@ -135,6 +135,20 @@ class ResultList(OptionList):
 def _meta(date: str | None, path: str, tags: list[str]) -> str:
     parts = ((date or "")[:10], path, " ".join(f"#{t}" for t in tags))
     return "  ".join(one_line(p) for p in parts if p)
+
+
+class TagChip(Static):
+    """The tag the results are filtered by, beside the search box; a click removes it."""
+
+    def show_tag(self, tag: str | None) -> None:
+        self.display = bool(tag)
+        self.update(Content.assemble(("#", DIM), one_line(tag or ""), (" ✕", "bold")))
+
+    def on_mount(self) -> None:
+        self.display = False
+
+    def on_click(self) -> None:
+        self.post_message(FilterByTag(None))
 
 
 class TagTree(Tree[str]):
