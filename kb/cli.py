@@ -137,11 +137,16 @@ def cli(ctx: click.Context, kb_dir: Path | None, color: str) -> None:
     help="Also make it the default knowledge base, used from any folder.",
 )
 def init(directory: Path, make_default: bool) -> None:
-    """Create a knowledge base in DIRECTORY: kb.yaml, notes/ and index/."""
+    """Create a knowledge base in DIRECTORY: kb.yaml, index/ and, when no notes exist
+    yet, notes/. A Hugo site (content/), a Jekyll site (the folder), an Obsidian vault, a
+    VuePress, Docusaurus or MkDocs docs folder or a folder of Markdown is read where its
+    notes are; kb says what it chose."""
     from kb.knowledge_base import KnowledgeBase
 
     made = KnowledgeBase.init(directory, make_default)
     click.echo(f"knowledge base ready in {made.home}")
+    if made.chose:
+        click.echo(made.chose)
     if made.default_config is not None:
         click.echo(f"set as the default knowledge base in {made.default_config}")
 
@@ -264,6 +269,10 @@ def ingest(
         for action, path in stats.changes:
             click.echo(f"{action:8} {one_line(path)}")
     click.echo(_summary(stats))
+    if not paths and not stats.added + stats.updated + stats.moved + stats.unchanged:
+        hint = kb.markdown_elsewhere()
+        if hint:
+            click.echo(f"kb: {hint}", err=True)
 
 
 class SearchCommand(click.Command):
@@ -1011,21 +1020,27 @@ def _print_connections(found: Connections) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print the problems as a JSON list.")
 @click.pass_context
 def check(ctx: click.Context, as_json: bool) -> None:
-    """Report broken note links (file:line), links to missing headings, ambiguous
-    wikilinks, duplicate titles and files with parse warnings.
+    """Report broken note links (with the notes they may have meant), links to files
+    that do not exist, links to missing headings, ambiguous wikilinks, duplicate titles
+    and files with parse warnings, one per line as path:line: kind: message, the path
+    relative to the current folder.
 
     Exit codes: 0 no problems, 1 problems found (or no store yet).
     """
     from dataclasses import asdict
 
+    from kb.check import shown_path
     from kb.text import json_text, one_line
 
-    problems = _open(ctx).check()
+    kb = _open(ctx)
+    problems = kb.check()
     if as_json:
         click.echo(json_text([asdict(p) for p in problems], indent=2))
     else:
         for problem in problems:
-            where = f"{problem.path}:{problem.line}" if problem.line else problem.path
+            # path:line: kind: message, the file relative to here, as editors open it
+            path = shown_path(kb.config, problem.path)
+            where = f"{path}:{problem.line}" if problem.line else path
             click.echo(f"{one_line(where)}: {problem.kind}: {one_line(problem.message)}")
         click.echo(f"{len(problems)} problem{'s' if len(problems) != 1 else ''}", err=True)
     if problems:

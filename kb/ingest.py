@@ -322,6 +322,11 @@ class Ingester:
         self.index_is_empty = False  # then there is nothing in it to delete
         # For link resolution: notes written this run, and the names notes had before.
         self.written_ids: set[int] = set()
+        # A Hugo, Jekyll or docs site: its URL rules give each note its site addresses.
+        from kb.sites import find_site, site_links
+
+        self.site = find_site(config)
+        self.site_links = site_links(config, self.site)
         self.old_link_keys: set[str] = set()
         self.old_lookups: set[int] = set()  # their lookup entries (kb.store.names)
         self.lost_links: set[int] = set()  # links to notes this run removes
@@ -473,6 +478,7 @@ class Ingester:
         self._remember_names(existing)
         if not self.index_is_empty and self.streams is None:
             self.index.delete(self.store.notes.search_documents(existing))
+        self._add_site_urls(batch)
         ids = self.store.notes.write(batch, self._bump())
         self.written_ids.update(ids)
         for note_id, record in zip(ids, batch, strict=True):
@@ -482,6 +488,15 @@ class Ingester:
             if self.streams is not None:
                 self.streams[note_id] = streams
         return ids
+
+    def _add_site_urls(self, batch: list[NoteRecord]) -> None:
+        """The URLs the site publishes each note at, kept with its URL aliases."""
+        if self.site is None:
+            return
+        for record in batch:
+            file = self.site_links.roots[record.root] / record.rel
+            own = record.parsed.url_aliases
+            own.extend(url for url in self.site.urls(file, record.parsed) if url not in own)
 
     def _remove(self, paths: Iterable[str]) -> int:
         """Remove notes from the index and the store (tombstones record it)."""
@@ -529,8 +544,11 @@ class Ingester:
         from kb.links import LinkIndex
         from kb.store.names import StoreLinkIndex
 
-        index = LinkIndex.build(self.store.notes.names(), self.config.site_url, headings)
+        index = LinkIndex.build(
+            self.store.notes.names(), self.config.site_url, headings, self.site_links
+        )
         recording = StoreLinkIndex(index.site_host, headings, built=index)
+        recording.site = index.site
         self.store.names.forget_lookups()
         for links in self.store.links.all_to_resolve():
             updates = []
@@ -555,6 +573,7 @@ class Ingester:
         retry = self.store.names.broken_by(self.old_lookups | entry_hashes(written))
         links = self.store.links.to_resolve(self.written_ids, keys, [*retry, *self.lost_links])
         index = StoreLinkIndex(_host(self.config.site_url), headings, names=self.store.names)
+        index.site = self.site_links
         updates = []
         broken: dict[int, set[int]] = {}
         for link in links:

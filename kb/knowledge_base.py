@@ -361,8 +361,11 @@ class KnowledgeBase:
             cached = self._links_cache
         if cached is None or cached[0] != key:
             # Shared by every thread: headings are looked up through the caller's reader.
+            from kb.sites import find_site, site_links
+
+            site = site_links(self.config, find_site(self.config))
             index = LinkIndex.build(
-                reader.store.notes.names(), self.config.site_url, self._heading_slugs
+                reader.store.notes.names(), self.config.site_url, self._heading_slugs, site
             )
             cached = (key, index)
             with self._lock:
@@ -439,6 +442,23 @@ class KnowledgeBase:
         from kb.locations import init_knowledge_base
 
         return init_knowledge_base(directory, make_default)
+
+    def markdown_elsewhere(self) -> str:
+        """When the roots hold no notes: where in the knowledge base's folder Markdown
+        files are, and how to read them; '' when there are none."""
+        from kb.sites import describe_markdown_elsewhere, markdown_folders
+
+        if any(root.path == self.home for root in self.config.roots):
+            return ""
+        found = markdown_folders(self.home)
+        if not found:
+            return ""
+        roots = ", ".join(f"{r.path.name}/" for r in self.config.roots)
+        return (
+            f"no notes in {roots}, but Markdown files are elsewhere in {self.home}: "
+            f"{describe_markdown_elsewhere(found)}; name their folder in 'roots' in "
+            f"{self.home / 'kb.yaml'}"
+        )
 
     @property
     def notes_root(self) -> Path:

@@ -7,8 +7,11 @@ to the wrong folder stays broken.
 
 from __future__ import annotations
 
+import os
 import posixpath
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
@@ -16,6 +19,7 @@ from kb.models import NOTE_SUFFIXES
 from kb.text import slugify
 
 _PAGE_SUFFIXES = (".html", ".htm")
+_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
 _INDEX_NAMES = ("index.md", "_index.md", "README.md", "index.markdown", "readme.md")
 
 
@@ -65,6 +69,19 @@ class NoteName(NamedTuple):
         return keys
 
 
+class SiteLinks(NamedTuple):
+    """What link resolution knows of the folders behind the notes (kb.sites makes it)."""
+
+    roots: Mapping[str, Path] = {}  # root name -> folder: links to files that exist are valid
+    hosts: tuple[str, ...] = ()  # hosts a URL to the site names, beside site_url's
+    base_path: str = ""  # the path the site is served under, stripped from site links
+    is_site: bool = False  # the notes are a published site (Hugo, Jekyll, docs)
+    files: tuple[Path, ...] = ()  # where the site's own files are (Hugo static/)
+    # The first segments of the site's pages (post of /post/x/): a site link outside
+    # them is a page kb does not have rather than a broken link. None: every one counts.
+    sections: frozenset[str] | None = None
+
+
 class LinkToResolve(NamedTuple):
     id: int
     source_id: int
@@ -75,7 +92,8 @@ class LinkToResolve(NamedTuple):
 
 class Resolution(NamedTuple):
     target_id: int | None
-    status: str  # resolved | ambiguous | missing-heading | broken | external | attachment
+    # resolved | ambiguous | missing-heading | broken | external | attachment | missing-file
+    status: str
     key: str = ""  # the name or path looked up, so a change to notes with that key re-resolves
     candidates: tuple[int, ...] = ()
 
@@ -116,6 +134,7 @@ class LinkIndex:
         "by_url",
         "headings",
         "notes",
+        "site",
         "site_host",
     )
 
@@ -132,6 +151,7 @@ class LinkIndex:
         self.by_url: dict[str, int] = {}
         self.site_host = site_host
         self.headings: Callable[[int], set[str]] = headings or (lambda note_id: set())
+        self.site = SiteLinks()
 
     @classmethod
     def build(
@@ -139,8 +159,10 @@ class LinkIndex:
         notes: Iterable[NoteName],
         site_url: str = "",
         headings: Callable[[int], set[str]] | None = None,
+        site: SiteLinks | None = None,
     ) -> LinkIndex:
         index = cls(_host(site_url), headings)
+        index.site = site or SiteLinks()
         for note in sorted(notes, key=lambda n: n.rel):
             index.notes[note.id] = note
             index.by_rel[(note.root, note.rel)] = note.id
@@ -163,7 +185,7 @@ class LinkIndex:
             return Resolution(None, "broken")
         kind, target = link.kind, link.target.strip()
         if kind == "image":
-            return Resolution(None, "attachment")
+            return self._image(target, source)
         if kind == "anchor" or (not target and kind in ("markdown", "reference")):
             return self._with_anchor(Resolution(source.id, "resolved"), link.anchor)
         if kind == "url":
@@ -177,17 +199,56 @@ class LinkIndex:
             if found.status == "broken":
                 named = self._by_name(target, source)
                 found = named if named.target_id else found
-        else:  # markdown and reference-style links
+        elif kind == "liquid-link":  # {% link path %}: a path in the site's folder
+            found = self._by_path("/" + target.lstrip("/"), source, False, True)
+        elif kind == "liquid-post":  # {% post_url name %}: a post by its file name
+            found = self._by_name(target, source)
+        else:  # markdown, reference-style links and images
             found = self._by_path(target, source, relative_first=True, root_fallback=False)
-            if found.status == "broken" and target.startswith("/"):
-                site = self._by_site_path(site_path(target), source)
-                found = site if site.target_id else found
+            if found.status in ("broken", "missing-file") and target.startswith("/"):
+                found = self._site_link(target, source, found)
         return self._with_anchor(found, link.anchor)
 
-    def _with_anchor(self, found: Resolution, anchor: str) -> Resolution:
-        if found.target_id is None or not anchor or anchor.startswith("^"):
+    def _image(self, target: str, source: NoteName) -> Resolution:
+        """An image is a file: found, missing, or (with no folder to look in) unchecked."""
+        if not target or _SCHEME.match(target) or target.startswith("//"):
+            return Resolution(None, "external" if target else "attachment")
+        if source.root not in self.site.roots:
+            return Resolution(None, "attachment")
+        found = self._by_path(target, source, relative_first=True, root_fallback=False)
+        if found.target_id is not None or found.status == "broken":
+            found = Resolution(None, "attachment" if found.target_id else "missing-file", found.key)
+        if found.status == "missing-file" and target.startswith("/"):
+            found = self._site_link(target, source, found)
+        status = "attachment" if found.target_id is not None else found.status
+        return Resolution(None, status, found.key)
+
+    def _site_link(self, target: str, source: NoteName, found: Resolution) -> Resolution:
+        """A root-relative link in a site: a page by its URL, a file of the site, or a page
+        the site has that is not a note."""
+        path = self._without_base(site_path(target))
+        site = self._by_site_path(path, source)
+        if site.target_id is not None:
+            return site
+        if not self.site.is_site:
             return found
+        relative = unquote(target.split("#", maxsplit=1)[0].split("?", maxsplit=1)[0]).lstrip("/")
+        if any(_exists(folder / relative) for folder in self.site.files):
+            return Resolution(None, "attachment", site.key)
+        if self.site.sections is not None and path.split("/", 1)[0] not in self.site.sections:
+            return Resolution(None, "external", site.key)
+        return site if found.status == "broken" else found
+
+    def _without_base(self, path: str) -> str:
+        base = self.site.base_path.strip("/").lower()
+        if base and (path == base or path.startswith(base + "/")):
+            return path[len(base) :].lstrip("/")
+        return path
+
+    def _with_anchor(self, found: Resolution, anchor: str) -> Resolution:
         wanted = unquote(anchor).strip()
+        if found.target_id is None or not wanted or wanted.startswith("^"):
+            return found
         slugs = {s.casefold() for s in self.headings(found.target_id)}
         if wanted.casefold() in slugs or slugify(wanted) in slugs:
             return found
@@ -214,7 +275,17 @@ class LinkIndex:
                 note_id = self.by_rel.get((source.root, candidate))
                 if note_id is not None:
                     return Resolution(note_id, "resolved", first_key)
-        if _is_attachment(decoded):
+        folder = self.site.roots.get(source.root)
+        if folder is not None:
+            # Any file that exists is a valid target; a missing one is a missing file when
+            # it names a file rather than a note.
+            for base in bases:
+                rel = posixpath.normpath(posixpath.join(base, decoded.lstrip("/")))
+                if not rel.startswith("../") and _exists(folder / rel):
+                    return Resolution(None, "attachment", first_key)
+            if _is_attachment(decoded):
+                return Resolution(None, "missing-file", first_key)
+        elif _is_attachment(decoded):
             return Resolution(None, "attachment", first_key)
         return Resolution(None, "broken", first_key)
 
@@ -248,13 +319,10 @@ class LinkIndex:
 
     def _resolve_url(self, target: str, anchor: str, source: NoteName) -> Resolution:
         parts = urlsplit(target)
-        if (
-            not self.site_host
-            or parts.scheme not in ("http", "https")
-            or parts.netloc.lower() != self.site_host
-        ):
+        hosts = (self.site_host, *self.site.hosts) if self.site_host else self.site.hosts
+        if parts.scheme not in ("http", "https") or parts.netloc.lower() not in hosts:
             return Resolution(None, "external")
-        found = self._by_site_path(site_path(target), source)
+        found = self._site_link(parts.path or "/", source, Resolution(None, "broken"))
         return self._with_anchor(found, anchor or parts.fragment)
 
     def _by_site_path(self, path: str, source: NoteName) -> Resolution:
@@ -323,15 +391,27 @@ _PLAIN_FILES = frozenset(
 )
 
 
+# A file extension: letters and digits (and - or _ inside), with a letter, up to 16 long
+# (.png, .drawio, .pcapng, .excalidraw, .tar.gz's .gz); "v1.2" or "a. b" are not.
+_EXTENSION = re.compile(r"[a-z0-9][a-z0-9_-]{0,15}")
+
+
 def _is_attachment(target: str) -> bool:
-    """A file that is not a note or a page (an image, a PDF, a script, LICENSE)."""
-    name = posixpath.basename(target.rstrip("/"))
+    """A file that is not a note or a page (an image, a PDF, a drawing, a script, LICENSE)."""
+    name = posixpath.basename(target.split("?", maxsplit=1)[0].rstrip("/"))
     if "." not in name:
         return name.lower() in _PLAIN_FILES
-    suffix = "." + name.rsplit(".", 1)[1].lower()
-    if suffix in (*NOTE_SUFFIXES, *_PAGE_SUFFIXES):
+    suffix = name.rsplit(".", 1)[1].lower()
+    if f".{suffix}" in (*NOTE_SUFFIXES, *_PAGE_SUFFIXES):
         return False
-    return suffix[1:].isalnum() and not suffix[1:].isdigit() and len(suffix) <= 6
+    return bool(_EXTENSION.fullmatch(suffix)) and not suffix.isdigit() and suffix.isascii()
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return os.path.exists(path)  # noqa: PTH110 - one stat, no Path objects made
+    except (OSError, ValueError):  # a name too long, or with a NUL
+        return False
 
 
 def _host(site_url: str) -> str:

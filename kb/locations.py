@@ -70,19 +70,33 @@ class InitResult(NamedTuple):
 
     home: Path
     default_config: Path | None
+    chose: str = ""  # what kind of folder it is and which roots kb.yaml names (kb.sites)
 
 
 def init_knowledge_base(directory: Path, make_default: bool = False) -> InitResult:
-    """Create a knowledge base in ``directory``: kb.yaml, notes/ and index/ (what is
-    already there is kept)."""
+    """Create a knowledge base in ``directory``: kb.yaml with the notes roots the folder's
+    layout calls for (a Hugo, Jekyll or docs site, a vault, a folder of Markdown), and
+    index/. What is already there is kept; notes/ is made only when no notes exist yet."""
+    from kb.sites import detect_layout
+
     directory.mkdir(parents=True, exist_ok=True)
     config = directory / CONFIG_NAME
-    if not config.exists():
-        config.write_text("# kb settings: see the README\nroots: [notes]\n", encoding="utf-8")
-    (directory / "notes").mkdir(exist_ok=True)
+    if config.exists():
+        chose = f"kept the settings in {config}"
+    else:
+        layout = detect_layout(directory)
+        roots = ", ".join(layout.roots)
+        config.write_text(
+            f"# kb settings: see the README\n# kb init found {layout.description}\n"
+            f"roots: [{roots}]\n",
+            encoding="utf-8",
+        )
+        chose = f"found {layout.description}" if layout.kind != "empty" else layout.description
+        if layout.kind == "empty":
+            (directory / "notes").mkdir(exist_ok=True)
     (directory / INDEX_DIR).mkdir(exist_ok=True)
     default_config = write_default_knowledge_base(directory) if make_default else None
-    return InitResult(directory.resolve(), default_config)
+    return InitResult(directory.resolve(), default_config, chose)
 
 
 def write_default_knowledge_base(home: Path) -> Path:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import cache
 
 from markdown_it import MarkdownIt
+from markdown_it.common.utils import normalizeReference
 from markdown_it.rules_inline import StateInline
 from markdown_it.rules_inline import link as commonmark_link
 from markdown_it.token import Token
@@ -21,9 +22,22 @@ from kb.parse.limits import MAX_NESTING
 from kb.text import slugify
 
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+# What a `[[ … ]]` holds in shell scripts written in prose: a test flag (-f x, ! -d y), a
+# variable or an operator. Such text names no note.
+_SHELL_TEST = re.compile(
+    r"^\s*(?:!\s+)?-[A-Za-z]{1,2}(?:\s|$)|\$|==|!=|=~|&&|\|\||\s-(?:eq|ne|lt|le|gt|ge|nt|ot|ef)\s"
+)
 _HUGO_REF = re.compile(r"\{\{([<%])\s*(?:rel)?ref\s+\"?([^\"\s]+?)\"?\s*[>%]\}\}")
 _HUGO_REF_LINK = re.compile(
     r"\[([^\[\]\n]*)\]\(\s*\{\{[<%]\s*(?:rel)?ref\s+\"?([^\"\s]+?)\"?\s*[>%]\}\}\s*\)"
+)
+# Jekyll links written with Liquid, which CommonMark does not take for links (the
+# destination has spaces): [t]({{ site.baseurl }}{% link _posts/a.md %}),
+# [t]({% post_url 2017-09-13-name %}), [t]({{ site.url }}{{ site.baseurl }}/docs/a/).
+_LIQUID_LINK = re.compile(
+    r"\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*"
+    r"((?:\{\{\s*site\.(?:url|baseurl)\s*\}\}\s*)*)"
+    r"(?:\{%\s*(link|post_url)\s+([^%\s]+)\s*%\}|([^()\s]*))\s*\)"
 )
 # A tag starts after whitespace or opening punctuation; it holds letters (any script),
 # digits, `_`, `-` and `/` for hierarchy, and is not all digits (#1 is an issue number).
@@ -54,7 +68,7 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
     if state.src[state.pos] not in "[!":
         return False
     match = _WIKILINK.match(state.src, state.pos)
-    if match is None:
+    if match is None or not _names_a_note(match, state):
         return False
     if not silent:
         token = state.push("wikilink", "", 0)
@@ -62,6 +76,19 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
         token.meta = {"embed": bool(match.group(1))}
     state.pos = match.end()
     return True
+
+
+def _names_a_note(match: re.Match[str], state: StateInline) -> bool:
+    """Whether a `[[ … ]]` is a wikilink: not empty, not shell syntax (`[[ -f x ]]`), not
+    a Markdown link whose text is in brackets (`[[asc]](url)`) and not a bracketed
+    reference link (`[[1]]` with `[1]: url` defined)."""
+    inner = match.group(2)
+    if not inner.strip() or _SHELL_TEST.search(inner):
+        return False
+    if state.src[match.end() : match.end() + 1] in ("(", "["):
+        return False
+    references = state.env.get("references", {}) if isinstance(state.env, dict) else {}
+    return not (references and normalizeReference(inner) in references)
 
 
 def _link_rule(state: StateInline, silent: bool) -> bool:
@@ -74,6 +101,24 @@ def _link_rule(state: StateInline, silent: bool) -> bool:
             if token.type == "link_open":
                 token.meta["reference"] = True
                 break
+    return True
+
+
+def _liquid_link_rule(state: StateInline, silent: bool) -> bool:
+    if state.src[state.pos] != "[":
+        return False
+    match = _LIQUID_LINK.match(state.src, state.pos)
+    if match is None or not (match.group(2) or match.group(3)):
+        return False
+    if not silent:
+        token = state.push("liquid_link", "", 0)
+        tag, name, path = match.group(3), match.group(4), match.group(5)
+        token.content = name or path or ""
+        token.meta = {
+            "text": match.group(1),
+            "kind": {"link": "liquid-link", "post_url": "liquid-post"}.get(tag or "", "markdown"),
+        }
+    state.pos = match.end()
     return True
 
 
@@ -125,6 +170,7 @@ def markdown_parser() -> MarkdownIt:
     md.use(footnote_plugin)
     md.inline.ruler.at("link", _link_rule)
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
+    md.inline.ruler.before("link", "liquid_link", _liquid_link_rule)
     md.inline.ruler.before("wikilink", "hugo_ref", _hugo_ref_rule)
     md.inline.ruler.after("text", "hashtag", _hashtag_rule)
     # Keep link targets as written (no percent-encoding); resolution decodes them itself.
@@ -211,6 +257,10 @@ class _Walker:
                 out.append(child.content)
             elif kind == "wikilink":
                 out.append(self.add_wikilink(child, line))
+            elif kind == "liquid_link":
+                text = child.meta["text"]
+                self.add_link(child.content, child.meta["kind"], line, text)
+                out.append(text)
             elif kind == "hugo_ref":
                 target = child.content
                 text = child.meta.get("text", "")
