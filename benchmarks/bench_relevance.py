@@ -500,6 +500,24 @@ def table(rows: Sequence[tuple[str, Mapping[str, Scores]]]) -> list[str]:
     return lines
 
 
+def class_table(runs: Sequence[CorpusRun], judgments: Mapping[str, Mapping[str, int]]) -> list[str]:
+    """MRR@10, nDCG@5 and empty results by query class over every corpus, kb/rg/trigram."""
+    header = f"{'class':<12} {'n':>3}  {'MRR@10 kb/rg/tri':<20} {'nDCG@5 kb/rg/tri':<20} empty"
+    lines = [header, "-" * len(header)]
+    kinds = dict.fromkeys(q.kind for run in runs for q in run.queries)
+    for kind in kinds:
+        chosen = [
+            CorpusRun(r.name, r.folder, [q for q in r.queries if q.kind == kind], r.rankings, 0)
+            for r in runs
+        ]
+        by_system = overall_scores(chosen, judgments)
+        mrr = "/".join(show(by_system[s].mrr) for s in SYSTEMS)
+        gains = "/".join(show(by_system[s].ndcg) for s in SYSTEMS)
+        empty = "/".join(str(by_system[s].empty) for s in SYSTEMS)
+        lines.append(f"{kind:<12} {by_system['kb'].queries:>3}  {mrr:<20} {gains:<20} {empty}")
+    return lines
+
+
 def kb_misses(runs: Sequence[CorpusRun], judgments: Mapping[str, Mapping[str, int]]) -> list[str]:
     """Queries where kb's best note is not first, or kb errs: what to look at next."""
     lines = []
@@ -628,6 +646,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds = sum(run.seconds for run in runs)
     print(f"{report['date']}, kb engine {args.engine} via {report['kb_via']}, {seconds:.1f} s")
     print("\n".join(table(rows)))
+    print("\n".join(["", *class_table(runs, judgments)]))
     errors = [
         f"  {q.id} {system}: {run.rankings[system][q.id].error}"
         for run in runs
