@@ -926,6 +926,50 @@ def edit(ctx: click.Context, note: str) -> None:
 
 
 @cli.command()
+@click.argument("note", shell_complete=_complete_note)
+@click.argument("new_path", type=click.Path(path_type=Path))
+@click.option(
+    "--dry-run", is_flag=True, help="List each change as path:line: old → new; change nothing."
+)
+@click.pass_context
+def mv(ctx: click.Context, note: str, new_path: Path, dry_run: bool) -> None:
+    """Move NOTE to NEW_PATH (a file or a folder) and rewrite every link to it.
+
+    Relative and root-absolute Markdown links, Hugo refs, typed front-matter links and
+    wikilinks by file name follow the note, keeping anchors and link text; so do the
+    note's own relative links. Every file is written or none, then kb ingests. Exit
+    codes: 0 moved, 1 could not, 2 NOTE names no note or several, NEW_PATH exists or is
+    outside the note's notes root.
+    """
+    from kb.text import one_line
+
+    kb = _open(ctx)
+    plan = kb.plan_move(kb.find_note(note), new_path)
+    for edit in plan.edits:
+        where = _relative(plan.root / edit.source)
+        click.echo(f"{one_line(where)}:{edit.line}: {one_line(edit.old)} → {one_line(edit.new)}")
+    for link in plan.left:
+        where = _relative(plan.root / link.source)
+        click.echo(
+            f"kb: {one_line(where)}:{link.line}: {one_line(link.target)} ({link.kind}) "
+            "is left as it is",
+            err=True,
+        )
+    move = f"{one_line(_relative(plan.source))} → {one_line(_relative(plan.destination))}"
+    if dry_run:
+        click.echo(f"would move {move}")
+        return
+    stats = kb.move(plan)
+    _show_problems(stats)
+    files = len({edit.source for edit in plan.edits})
+    links = len(plan.edits)
+    click.echo(
+        f"moved {move}; {links} link{'s' if links != 1 else ''} rewritten in "
+        f"{files} file{'s' if files != 1 else ''}"
+    )
+
+
+@cli.command()
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
     """Print the shell completion script for SHELL.

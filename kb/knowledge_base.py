@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from kb.links import LinkIndex
     from kb.listing import KbStats, ListedNote, ListFilters, NoteDetails
     from kb.locations import InitResult
+    from kb.moving import MovePlan
     from kb.naming import NoteRef
     from kb.search import SearchResults
     from kb.views import NoteChoice, NotePage, NotePreview, NoteSummary, TagNode
@@ -250,6 +251,42 @@ class KnowledgeBase:
         if row is None:
             raise KbError(f"{note.path} is no longer in the store")
         return note_details(self._store, note.id, self.note_file(row.root, row.rel))
+
+    # -- kb mv ----------------------------------------------------------------------------
+
+    @_store_errors
+    def plan_move(self, note: NoteRef, new_path: Path) -> MovePlan:
+        """What moving ``note`` to ``new_path`` changes: the link edits in every note that
+        links to it (and in its own relative links), and the links left as they are."""
+        from kb.moving import LinkAt, MovePlan, destination_for, plan_link_edits
+
+        store = self._store
+        row = store.notes.by_id(note.id)
+        if row is None:
+            raise KbError(f"{note.path} is no longer in the store")
+        source = self.note_file(row.root, row.rel)
+        roots = {root.name: root.path for root in self.config.roots}
+        destination, root = destination_for(source, new_path, roots)
+        backlinks = store.links.backlinks(note.id)
+        names = {n.id: n for n in store.notes.names({b.source_id for b in backlinks})}
+        edits, left = plan_link_edits(
+            row.rel,
+            destination.relative_to(root).as_posix(),
+            [
+                LinkAt(names[b.source_id].rel, b.kind, b.target, b.line)
+                for b in backlinks
+                if b.source_id in names and names[b.source_id].root == row.root
+            ],
+            [LinkAt(row.rel, o.kind, o.target, o.line) for o in store.links.outgoing(note.id)],
+        )
+        return MovePlan(source, destination, edits, left, root)
+
+    def move(self, plan: MovePlan) -> IngestStats:
+        """Carry out a ``plan_move`` plan (every file written or none), then ingest."""
+        from kb.moving import apply_move
+
+        apply_move(plan)
+        return self.ingest()
 
     # -- connections ------------------------------------------------------------------
 
