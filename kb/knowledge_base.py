@@ -55,7 +55,7 @@ class KnowledgeBase:
         # side and never wait for the writer), so any thread may call any method.
         self._local = threading.local()
         self._readers: weakref.WeakSet[_Reader] = weakref.WeakSet()
-        self._epoch = 0  # bumped when every thread must reopen its reader (an ingest ran)
+        self._epoch = 0  # bumped when every thread must reopen its reader (a store rebuilt)
         self._lock = threading.Lock()  # guards the shared caches below and _readers
         self._related_cache: dict[tuple[int, int, int], list[Related]] = {}
         self._links_cache: tuple[tuple[int, int], LinkIndex] | None = None
@@ -114,15 +114,16 @@ class KnowledgeBase:
         check_location(path)
         try:
             with ingest_lock(self.config, lock_wait):
-                self._reset_readers()
                 try:
                     _remove_database(_beside(path))  # left by a rebuild that was killed
                     if rebuild:
                         return self._rebuild(progress, engine)
+                    # Readers need not reopen: WAL readers see the commit on their next
+                    # read, and the caches are keyed by the store's generation.
                     return self._ingest_locked(path, paths, False, progress, None)
                 finally:
-                    # Readers opened meanwhile may hold a store a rebuild replaced.
-                    self._reset_readers()
+                    if rebuild:  # readers opened meanwhile hold the store it replaced
+                        self._reset_readers()
         except OSError as exc:
             raise StoreError(os_error_message(exc)) from exc
 
@@ -161,6 +162,8 @@ class KnowledgeBase:
                 ingester = Ingester(self.config, store, progress, engine=entry)
                 stats = ingester.run(paths, rebuild=rebuild)
                 entry.after_commit(self.config.index_dir, store, ingester.streams, rebuild)
+                if not entry.in_store:  # its index may have been rebuilt: open it again
+                    self._reset_readers()
                 if rebuild:
                     store.seal()
             return stats
