@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from kb.cli import SORT_CHOICES, cli
+from kb.cli import cli
+from kb.cli_notes import SORT_CHOICES
 from kb.knowledge_base import KnowledgeBase
 from kb.listing import SORT_KEYS, format_note
 

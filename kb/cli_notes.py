@@ -1,0 +1,554 @@
+"""The note commands of ``kb``: show, list, recent, tags, stats, info, edit, mv,
+completion and help.
+
+They live apart from ``kb/cli.py`` so that a command loads them only when it is one of
+them: ``kb.cli.KbGroup`` imports this module on first use of one of these names
+(``LAZY_COMMANDS``), and ``kb search`` never pays for their option tables.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import click
+
+from kb import __version__
+from kb.cli import SearchCommand, _fail, _open, _path_line, _show_problems, _use_color
+from kb.errors import KbError
+
+if TYPE_CHECKING:
+    from kb.knowledge_base import KnowledgeBase
+    from kb.listing import ListedNote, NoteDetails
+    from kb.views import TagNode
+
+
+# -- output shared by the listing commands --------------------------------------------
+
+SORT_CHOICES = ["path", "title", "date", "modified", "words"]  # kb.listing.SORT_KEYS
+
+
+class ListingOutput(NamedTuple):
+    """How a listing command prints its notes (at most one of these is given)."""
+
+    template: str | None
+    as_json: bool
+    jsonl: bool
+    print0: bool
+
+
+def _listing_options(func: Callable[..., None]) -> Callable[..., None]:
+    """--format, --json, --jsonl and -0, handed to the command as one ``output``."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(
+        *args: Any, template: str | None, as_json: bool, jsonl: bool, print0: bool, **kwargs: Any
+    ) -> None:
+        if sum((template is not None, as_json, jsonl, print0)) > 1:
+            raise click.UsageError("choose one of --format, --json, --jsonl and --print0")
+        func(*args, output=ListingOutput(template, as_json, jsonl, print0), **kwargs)
+
+    for option in reversed(
+        [
+            click.option(
+                "--format",
+                "template",
+                metavar="TEMPLATE",
+                help="One line per note from a template over its fields: "
+                "'{date} {title}'; fields: path file title date tags series draft words "
+                "modified id.",
+            ),
+            click.option("--json", "as_json", is_flag=True, help="Print a JSON list of notes."),
+            click.option("--jsonl", is_flag=True, help="Print one JSON object per line."),
+            click.option(
+                "-0", "--print0", is_flag=True, help="Print the files, each ended by a NUL byte."
+            ),
+        ]
+    ):
+        wrapper = option(wrapper)
+    return wrapper
+
+
+def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOutput) -> None:
+    """Notes as a table on a terminal, one file a line when piped, or as asked."""
+    import os
+
+    from kb.text import json_text, one_line, strip_controls
+
+    files = [os.path.relpath(kb.note_file(note.root, note.rel)) for note in notes]
+    if output.as_json:
+        fields = [note.fields(file) for note, file in zip(notes, files, strict=True)]
+        click.echo(json_text(fields, indent=2))
+    elif output.jsonl:
+        for note, file in zip(notes, files, strict=True):
+            click.echo(json_text(note.fields(file)))
+    elif output.print0:
+        for file in files:
+            click.echo(os.fsencode(file) + b"\0", nl=False)
+    elif output.template is not None:
+        from kb.listing import format_note
+
+        for note, file in zip(notes, files, strict=True):
+            click.echo(strip_controls(format_note(output.template, note.fields(file))))
+    elif sys.stdout.isatty() or _use_color():
+        color = _use_color()
+        for note, file in zip(notes, files, strict=True):
+            date = (note.date or "")[:10].ljust(10)
+            path = _path_line(file)
+            click.echo(
+                f"{click.style(date, dim=True) if color else date}  {one_line(note.title)}  "
+                f"{click.style(path, fg='cyan') if color else path}",
+                color=color,
+            )
+    else:
+        for file in files:
+            click.echo(_path_line(file))
+
+
+# -- naming a note, and completing names ----------------------------------------------
+
+
+def _complete_note(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    from kb.completion import complete_notes
+
+    return complete_notes(_completion_kb(ctx), incomplete)
+
+
+def _complete_tag(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    from kb.completion import complete_terms
+
+    return complete_terms(_completion_kb(ctx), "tags", incomplete)
+
+
+def _complete_series(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    from kb.completion import complete_terms
+
+    return complete_terms(_completion_kb(ctx), "series", incomplete)
+
+
+def _complete_query(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    from kb.completion import complete_query
+
+    return complete_query(_completion_kb(ctx), incomplete)
+
+
+def _completion_kb(ctx: click.Context) -> KnowledgeBase | None:
+    """The knowledge base while the shell completes a word (the group's callback has not
+    run, so --kb is read from the parsed parameters); None when there is none."""
+    from kb.knowledge_base import KnowledgeBase
+
+    try:
+        return KnowledgeBase.open(ctx.find_root().params.get("kb_dir"))
+    except KbError:
+        return None
+
+
+# -- kb show, list, recent, tags, stats, info, edit -----------------------------------
+
+
+@click.command()
+@click.argument("note", shell_complete=_complete_note)
+@click.option("--raw", is_flag=True, help="Print the Markdown as written, even on a terminal.")
+@click.option("--json", "as_json", is_flag=True, help="Print the note's fields as JSON.")
+@click.pass_context
+def show(ctx: click.Context, note: str, raw: bool, as_json: bool) -> None:
+    """Show NOTE: rendered on a terminal, its Markdown file as written when piped or
+    with --raw, its fields with --json.
+
+    NOTE is a path (from this folder or the notes root, .md optional), a title, an alias,
+    a file name, a close misspelling or the pinyin of a Chinese title (xcgs). Exit codes:
+    0 shown, 1 no store yet, 2 NOTE names no note or several.
+    """
+    import os
+
+    from kb.text import json_text, strip_controls
+
+    kb = _open(ctx)
+    details = kb.note_details(kb.find_note(note))
+    if as_json:
+        click.echo(json_text(details.as_json(os.path.relpath(details.file)), indent=2))
+    elif raw or not sys.stdout.isatty():
+        click.echo(strip_controls(details.markdown).rstrip("\n"))
+    else:
+        _render_note(details)
+
+
+def _render_note(details: NoteDetails) -> None:
+    """The note's body as Rich renders Markdown, under its title, date, path and tags.
+    Note text is never read as Rich markup, and links are shown, not made hyperlinks."""
+    from rich.console import Console
+    from rich.markdown import Markdown
+    from rich.text import Text
+
+    from kb.listing import markdown_body
+    from kb.text import clean_text, one_line
+
+    console = Console(no_color=not _use_color(), highlight=False)
+    console.print(Text(one_line(details.title), style="bold"))
+    tags = " ".join(f"#{one_line(tag)}" for tag in details.tags)
+    meta = [(details.date or "")[:10], one_line(details.path), tags]
+    console.print(Text("  ".join(part for part in meta if part), style="dim"))
+    console.print()
+    console.print(Markdown(clean_text(markdown_body(details.markdown)), hyperlinks=False))
+
+
+def _note_option(name: str, help_text: str) -> Any:
+    return click.option(name, metavar="NOTE", shell_complete=_complete_note, help=help_text)
+
+
+@click.command(name="list", cls=SearchCommand)  # kb list tag:x -draft: -draft is query text
+@click.argument("query", nargs=-1, shell_complete=_complete_query)
+@click.option(
+    "--tag",
+    multiple=True,
+    shell_complete=_complete_tag,
+    help="The tag or one below it (repeat: all of them).",
+)
+@click.option("--series", multiple=True, shell_complete=_complete_series, help="In this series.")
+@click.option("--category", multiple=True, help="In this category.")
+@click.option("--path", "paths", multiple=True, help="The note's path contains this.")
+@click.option("--since", metavar="DATE", help="Dated on or after DATE (2024, 2024-03, 2024-03-10).")
+@click.option("--until", metavar="DATE", help="Dated on or before DATE (the whole year or month).")
+@click.option("--modified-since", metavar="TIME", help="File modified at or after TIME.")
+@click.option("--modified-until", metavar="TIME", help="File modified at or before TIME.")
+@click.option("--draft/--no-draft", default=None, help="Only drafts, or no drafts.")
+@click.option("--orphan", is_flag=True, help="Notes with no links in or out.")
+@_note_option("--linked-from", "Notes NOTE links to.")
+@_note_option("--linking-to", "Notes that link to NOTE.")
+@click.option(
+    "--sort",
+    type=click.Choice(SORT_CHOICES),
+    help="Order (default: path; with a QUERY, rank). date, modified and words put the "
+    "newest or longest first.",
+)
+@click.option("--reverse", is_flag=True, help="Reverse the order.")
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1),
+    default=None,
+    help="At most this many notes (default: all).",
+)
+@_listing_options
+@click.pass_context
+def list_command(
+    ctx: click.Context,
+    query: tuple[str, ...],
+    tag: tuple[str, ...],
+    series: tuple[str, ...],
+    category: tuple[str, ...],
+    paths: tuple[str, ...],
+    since: str | None,
+    until: str | None,
+    modified_since: str | None,
+    modified_until: str | None,
+    draft: bool | None,
+    orphan: bool,
+    linked_from: str | None,
+    linking_to: str | None,
+    sort: str | None,
+    reverse: bool,
+    limit: int | None,
+    output: ListingOutput,
+) -> None:
+    """List every note, or those matching QUERY (the search language), with filters.
+
+    On a terminal a table (date, title, file); piped, one file a line, relative to this
+    folder. Exit codes: 0 listed (even none), 1 no store yet, 2 usage.
+    """
+    from kb.listing import ListFilters, parse_date, parse_moment
+
+    kb = _open(ctx)
+    filters = ListFilters(
+        tags=tag,
+        series=series,
+        categories=category,
+        paths=paths,
+        since=parse_date(since, "--since") if since else None,
+        until=parse_date(until, "--until") if until else None,
+        modified_since=parse_moment(modified_since, "--modified-since", end=False)
+        if modified_since
+        else None,
+        modified_until=parse_moment(modified_until, "--modified-until", end=True)
+        if modified_until
+        else None,
+        draft=draft,
+        orphan=orphan,
+        linked_from=kb.find_note(linked_from).id if linked_from else None,
+        linking_to=kb.find_note(linking_to).id if linking_to else None,
+    )
+    notes = kb.list_notes(filters, " ".join(query) or None, sort, reverse, limit)
+    _print_listed(kb, notes, output)
+
+
+@click.command()
+@click.option(
+    "-n", "--limit", type=click.IntRange(1), default=10, show_default=True, help="How many notes."
+)
+@_listing_options
+@click.pass_context
+def recent(ctx: click.Context, limit: int, output: ListingOutput) -> None:
+    """The notes whose files changed last, newest first."""
+    from kb.listing import ListFilters
+
+    kb = _open(ctx)
+    _print_listed(kb, kb.list_notes(ListFilters(), sort="modified", limit=limit), output)
+
+
+@click.command()
+@click.option("--tree", is_flag=True, help="Hierarchical tags (cs336/lecture) as a tree.")
+@click.option(
+    "--sort",
+    type=click.Choice(["count", "name"]),
+    default="count",
+    show_default=True,
+    help="Most used first, or by name.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of {tag, count}.")
+@click.pass_context
+def tags(ctx: click.Context, tree: bool, sort: str, as_json: bool) -> None:
+    """Every tag with the number of notes that have it."""
+    from kb.text import json_text, one_line
+
+    kb = _open(ctx)
+    if tree:
+        nodes = kb.tag_tree()
+        if as_json:
+            click.echo(json_text([_tag_node_json(node) for node in nodes], indent=2))
+            return
+        _print_tag_tree(nodes, 0, sort)
+        return
+    counts = kb.tag_counts(sort)
+    if as_json:
+        click.echo(json_text([{"tag": tag, "count": count} for tag, count in counts], indent=2))
+        return
+    width = max((len(str(count)) for _, count in counts), default=1)
+    for tag, count in counts:
+        click.echo(f"{count:>{width}}  {one_line(tag)}")
+
+
+def _print_tag_tree(nodes: list[TagNode], depth: int, sort: str) -> None:
+    from kb.text import one_line
+
+    if sort == "count":
+        nodes = sorted(nodes, key=lambda node: (-node.count, node.name.casefold()))
+    for node in nodes:
+        click.echo(f"{'  ' * depth}{one_line(node.name)}  {node.count}")
+        _print_tag_tree(node.children, depth + 1, sort)
+
+
+def _tag_node_json(node: TagNode) -> dict[str, Any]:
+    return {
+        "tag": node.tag,
+        "name": node.name,
+        "count": node.count,
+        "children": [_tag_node_json(child) for child in node.children],
+    }
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as a JSON object.")
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Notes, words, tags, links, notes by year, store and index size, engine, last
+    ingest: from the store's counts, without reading any note."""
+    from kb.text import json_text
+
+    found = _open(ctx).stats()
+    if as_json:
+        click.echo(json_text(found._asdict(), indent=2))
+        return
+    links = found.links
+    resolved = links.get("resolved", 0) + links.get("ambiguous", 0)
+    broken = links.get("broken", 0) + links.get("missing-heading", 0)
+    years = ", ".join(f"{year}: {count}" for year, count in found.by_year.items())
+    for label, value in (
+        ("notes", f"{found.notes:,}"),
+        ("words", f"{found.words:,}"),
+        ("tags", f"{found.tags:,}"),
+        ("series", f"{found.series:,}"),
+        (
+            "links",
+            f"{resolved:,} resolved, {broken:,} broken, "
+            f"{links.get('external', 0):,} external, {links.get('attachment', 0):,} attachments",
+        ),
+        ("by year", years or "none"),
+        ("store", _size(found.store_bytes)),
+        ("index folder", _size(found.index_bytes)),
+        ("engine", found.engine),
+        ("last ingest", found.last_ingest or "never"),
+    ):
+        click.echo(f"{label + ':':14}{value}")
+
+
+def _size(count: int) -> str:
+    size = float(count)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{count} B"
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the facts as a JSON object.")
+@click.pass_context
+def info(ctx: click.Context, as_json: bool) -> None:
+    """Which knowledge base kb uses and why (--kb, KB_HOME, the upward search, the
+    default), its notes roots, store, engine and config file, and the versions."""
+    import platform
+
+    from kb.engines.registry import DEFAULT_ENGINE
+    from kb.knowledge_base import KnowledgeBase
+    from kb.text import json_text, one_line
+
+    home, reason = KnowledgeBase.locate(ctx.obj.get("kb_dir"))
+    kb = KnowledgeBase.open(home)
+    config_file = kb.home / "kb.yaml"
+    try:
+        engine = kb.stats().engine
+    except KbError:  # no store yet
+        engine = str(kb.config.raw.get("engine") or DEFAULT_ENGINE)
+    facts: dict[str, Any] = {
+        "knowledge_base": str(kb.home),
+        "found_by": reason,
+        "roots": [str(root.path) for root in kb.config.roots],
+        "store": str(kb.config.store_path),
+        "store_exists": kb.config.store_path.exists(),
+        "engine": engine,
+        "config": str(config_file) if config_file.is_file() else None,
+        "kb_version": __version__,
+        "python": f"{platform.python_version()} ({sys.executable})",
+    }
+    if as_json:
+        click.echo(json_text(facts, indent=2))
+        return
+    click.echo(f"knowledge base: {one_line(facts['knowledge_base'])} (found by {reason})")
+    for root in facts["roots"]:
+        click.echo(f"notes root:     {one_line(root)}")
+    store_note = "" if facts["store_exists"] else " (not made yet: run 'kb ingest')"
+    click.echo(f"store:          {one_line(facts['store'])}{store_note}")
+    click.echo(f"engine:         {engine}")
+    click.echo(f"config:         {one_line(facts['config'] or 'none (defaults)')}")
+    click.echo(f"kb:             {__version__}")
+    click.echo(f"python:         {facts['python']}")
+
+
+@click.command()
+@click.argument("note", shell_complete=_complete_note)
+@click.pass_context
+def edit(ctx: click.Context, note: str) -> None:
+    """Open NOTE in $VISUAL or $EDITOR, then ingest it and say what changed.
+
+    NOTE is named as for 'kb show'. If the editor cannot start, kb says so, ingests the
+    note anyway and exits 1.
+    """
+    import subprocess
+
+    from kb.editing import editor_command
+
+    kb = _open(ctx)
+    details = kb.note_details(kb.find_note(note))
+    command = editor_command(details.file)
+    failure = None
+    try:
+        subprocess.run(command, check=False)
+    except OSError as exc:
+        failure = f"cannot start the editor {command[0]}: {exc.strerror or exc}"
+    stats = kb.ingest_file(details.file)
+    _show_problems(stats)
+    counts = stats.counts()
+    changed = [key for key in ("added", "updated", "moved", "removed") if counts[key]]
+    click.echo(f"{_path_line(_relative(details.file))}: " + (", ".join(changed) or "unchanged"))
+    if failure:
+        _fail(ctx, f"{failure}; the note was ingested as it is", 1)
+
+
+@click.command()
+@click.argument("note", shell_complete=_complete_note)
+@click.argument("new_path", type=click.Path(path_type=Path))
+@click.option(
+    "--dry-run", is_flag=True, help="List each change as path:line: old → new; change nothing."
+)
+@click.pass_context
+def mv(ctx: click.Context, note: str, new_path: Path, dry_run: bool) -> None:
+    """Move NOTE to NEW_PATH (a file or a folder) and rewrite every link to it.
+
+    Relative and root-absolute Markdown links, Hugo refs, typed front-matter links and
+    wikilinks by file name follow the note, keeping anchors and link text; so do the
+    note's own relative links. Every file is written or none, then kb ingests. Exit
+    codes: 0 moved, 1 could not, 2 NOTE names no note or several, NEW_PATH exists or is
+    outside the note's notes root.
+    """
+    from kb.text import one_line
+
+    kb = _open(ctx)
+    plan = kb.plan_move(kb.find_note(note), new_path)
+    for edit in plan.edits:
+        where = _relative(plan.root / edit.source)
+        click.echo(f"{one_line(where)}:{edit.line}: {one_line(edit.old)} → {one_line(edit.new)}")
+    for link in plan.left:
+        where = _relative(plan.root / link.source)
+        click.echo(
+            f"kb: {one_line(where)}:{link.line}: {one_line(link.target)} ({link.kind}) "
+            "is left as it is",
+            err=True,
+        )
+    move = f"{one_line(_relative(plan.source))} → {one_line(_relative(plan.destination))}"
+    if dry_run:
+        click.echo(f"would move {move}")
+        return
+    stats = kb.move(plan)
+    _show_problems(stats)
+    files = len({edit.source for edit in plan.edits})
+    links = len(plan.edits)
+    click.echo(
+        f"moved {move}; {links} link{'s' if links != 1 else ''} rewritten in "
+        f"{files} file{'s' if files != 1 else ''}"
+    )
+
+
+@click.command()
+@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
+def completion(shell: str) -> None:
+    """Print the shell completion script for SHELL.
+
+    \b
+    bash: eval "$(kb completion bash)"   (in ~/.bashrc)
+    zsh:  eval "$(kb completion zsh)"    (in ~/.zshrc)
+    fish: kb completion fish > ~/.config/fish/completions/kb.fish
+
+    It completes commands, options, notes (titles and paths) for NOTE, tags after tag:
+    and --tag, and series after series: and --series.
+    """
+    from click.shell_completion import get_completion_class
+
+    complete = get_completion_class(shell)
+    assert complete is not None  # click knows these three shells
+    from kb.cli import cli
+
+    click.echo(complete(cli, {}, "kb", "_KB_COMPLETE").source())
+
+
+@click.command(name="help")
+@click.argument("topic", type=click.Choice(["query", "config", "links"]), required=False)
+@click.pass_context
+def help_command(ctx: click.Context, topic: str | None) -> None:
+    """The reference for TOPIC, offline: query (the search language), config (kb.yaml)
+    or links (how links are read and resolved). Without a TOPIC, the commands."""
+    if topic is None:
+        click.echo(ctx.find_root().get_help())
+        return
+    from importlib.resources import files
+
+    click.echo(files("kb.help").joinpath(f"{topic}.md").read_text(encoding="utf-8").rstrip())
+
+
+def _relative(file: Path) -> str:
+    """A path from the current folder, as kb prints them."""
+    import os
+
+    return os.path.relpath(file)
