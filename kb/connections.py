@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.fences import code_lines
 from kb.links import NoteName
+from kb.stopwords import is_stop_word
 from kb.text import CJK_CHAR, clean_line
 
 FileOf = Callable[[str, str], Path]  # (root name, path inside the root) -> the note's file
@@ -28,9 +30,13 @@ if TYPE_CHECKING:
 # A title or alias counts for mentions when it is long enough not to match by accident:
 # each CJK character counts 2, anything else 1, spaces 0; at least this much in all.
 MENTION_MIN_WEIGHT = 6
-# ... and when it is not so common that it would be a mention everywhere.
-MENTION_MAX_SHARE = 0.10
+# ... and when it is not so common that it would be a mention everywhere: found in more
+# than a quarter of the notes (and more than 10), a name is a phrase, not a reference.
+MENTION_MAX_SHARE = 0.25
 MENTION_COMMON_FLOOR = 10
+# A folder's index note is titled by its folder's subject (高可用架构, Using Foam): text that
+# says those words means the subject, not the index page.
+INDEX_STEMS = frozenset({"readme", "index", "_index"})
 RELATED_LIMIT = 10
 RELATED_MIN_SCORE = 0.25  # below this, a note shares too little to be called related
 
@@ -64,7 +70,7 @@ class Mention:
     path: str
     title: str
     name: str  # the title or alias that was named
-    line: int | None
+    line: int
     context: str
 
 
@@ -132,11 +138,56 @@ def backlinks(store: Store, note_id: int) -> list[Backlink]:
 
 # -- mentions -------------------------------------------------------------------------------
 
+# Names that head many notes as ordinary words: a mention only when configured.
+_COMMON_NAMES = """
+readme index _index 常见问题 项目介绍 介绍 简介 概述 总结 目录 前言 说明 参考 参考资料 笔记 学习笔记
+faq overview introduction summary notes todo changelog about 关于 首页 文章
+"""
+COMMON_NAMES = frozenset(_COMMON_NAMES.split())
+# Markdown that names something without being prose: inline code, links (their text names
+# their own target), wikilinks, autolinks and bare URLs, HTML tags, reference definitions.
+_NOT_PROSE = re.compile(
+    r"(`+)(?:(?!\1).)+?\1"  # inline code
+    r"|!?\[[^\]]*\]\([^)]*\)"  # [text](target), ![alt](src)
+    r"|!?\[[^\]]*\]\[[^\]]*\]"  # [text][ref]
+    r"|!?\[\[[^\]]*\]\]"  # [[wikilink]]
+    r"|<[^>\s]+>|</?[a-z][^>]*>"  # <https://...>, HTML tags
+    r"|\b(?:[a-z][a-z0-9+.-]*://|www\.)\S+"  # bare URLs
+    r"|\{\{[<%].*?[>%]\}\}",  # Hugo shortcodes
+    re.IGNORECASE,
+)
+_REFERENCE_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+_LATIN = re.compile(r"[0-9a-z_]")
+CONTEXT_CHARS = 40
+
 
 def name_weight(name: str) -> int:
     cjk = len(re.findall(f"[{CJK_CHAR}]", name))
     other = len(re.sub(rf"[\s{CJK_CHAR}]", "", name))
     return 2 * cjk + other
+
+
+def normalise_name(text: str) -> str:
+    """What names are compared by: NFKC (full-width letters and punctuation to half-width),
+    case-folded, spaces dropped (``Redis 持久化机制`` is ``redis持久化机制``)."""
+    return "".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def is_common_name(name: str) -> bool:
+    """A title that is an everyday phrase (常见问题, README) or only function words."""
+    from kb.engines import chinese_words
+
+    folded = normalise_name(name)
+    if folded in COMMON_NAMES:
+        return True
+    words = re.findall(rf"[{CJK_CHAR}]+|[^\W{CJK_CHAR}]+", folded)
+    parts = [
+        w
+        for run in words
+        for w in (chinese_words(run) if re.match(f"[{CJK_CHAR}]", run) else [run])
+    ]
+    return all(is_stop_word(w) or w in COMMON_NAMES for w in parts)
 
 
 def mention_names(note: NoteName, extra_terms: list[str]) -> list[str]:
@@ -146,11 +197,79 @@ def mention_names(note: NoteName, extra_terms: list[str]) -> list[str]:
 
 
 def mention_pattern(name: str) -> re.Pattern[str]:
-    """The name anywhere, except inside a longer Latin word: ``Redis`` is not in ``Redisson``."""
-    body = r"\s*".join(re.escape(part) for part in name.split())
-    left = r"(?<![A-Za-z0-9_])" if re.match(r"[A-Za-z0-9_]", name) else ""
-    right = r"(?![A-Za-z0-9_])" if re.search(r"[A-Za-z0-9_]$", name) else ""
+    """The name in a line, any case and width (on ``normalise_line`` text), spaces or none
+    where it has a space or meets a non-Latin character (``Redis 学习笔记`` in
+    ``redis学习 笔记``), but not inside a longer Latin word: ``Redis`` is not in
+    ``Redisson`` or ``redis-py``."""
+    folded = " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+    body, before, spaced = "", "", False
+    for ch in folded:
+        if ch == " ":
+            spaced = True
+            continue
+        if body:
+            inside_word = not spaced and _LATIN.match(before) and _LATIN.match(ch)
+            body += "" if inside_word else r"\s*"
+        body += re.escape(ch)
+        before, spaced = ch, False
+    # advanced-java and x.advanced are longer words too
+    left = r"(?<![0-9a-z_])(?<![0-9a-z][-.])" if _LATIN.match(folded[:1]) else ""
+    right = r"(?![0-9a-z_]|[-.][0-9a-z])" if _LATIN.match(folded[-1:]) else ""
     return re.compile(left + body + right, re.IGNORECASE)
+
+
+def normalise_line(line: str) -> str:
+    """A line as names are compared, character for character (so offsets still point into
+    the line): NFKC and case folding of each character, kept only when it stays one
+    character."""
+    out = []
+    for ch in line:
+        folded = unicodedata.normalize("NFKC", ch).casefold()
+        out.append(folded if len(folded) == 1 else ch)
+    return "".join(out)
+
+
+def prose_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(line number, line) of the text a reader reads as prose: no front matter, no fenced
+    code, and inside a line no inline code, links, URLs or tags (blanked, so offsets hold)."""
+    lines = text.splitlines()
+    start = _front_matter_end(lines)
+    for number, (line, is_code) in enumerate(code_lines(lines[start:]), start=start + 1):
+        if is_code or _REFERENCE_DEFINITION.match(line):
+            continue
+        yield number, _NOT_PROSE.sub(lambda m: " " * len(m.group()), line)
+
+
+def _front_matter_end(lines: list[str]) -> int:
+    """How many lines the front matter takes (0 when there is none)."""
+    if not lines or lines[0].strip() not in ("---", "+++"):
+        return 0
+    fence = lines[0].strip()
+    for index in range(1, len(lines)):
+        if lines[index].strip() == fence or (fence == "---" and lines[index].strip() == "..."):
+            return index + 1
+    return 0  # never closed: ingest reads it all as body
+
+
+def locate_mention(text: str, names: list[str]) -> tuple[int, str, str] | None:
+    """The first place in a note's prose that names one of ``names``: (line, the name,
+    the context: the line around it). A heading that is just the name is a section of
+    that name, not a mention of the note."""
+    patterns = [(name, mention_pattern(name)) for name in names]
+    for number, line in prose_lines(text):
+        folded = normalise_line(line)
+        heading = _HEADING.match(folded)
+        for name, pattern in patterns:
+            match = pattern.search(folded)
+            if match is None:
+                continue
+            if heading and normalise_name(heading.group(1)) == normalise_name(name):
+                continue
+            original = text.splitlines()[number - 1]
+            start = max(0, match.start() - CONTEXT_CHARS)
+            context = clean_line(original[start : match.end() + CONTEXT_CHARS])
+            return number, name, context
+    return None
 
 
 def mentions(
@@ -160,49 +279,44 @@ def mentions(
     file_of: FileOf,
     extra_terms: list[str] | None = None,
 ) -> list[Mention]:
-    """Notes whose text names this note's title or alias without linking to it."""
+    """Notes whose prose names this note's title or alias without linking to it."""
     from kb.query import Phrase, Query
 
     names = store.notes.names([note_id])
     if not names:
         return []
+    configured = extra_terms or []
     total = max(store.notes.count(), 1)
     linking = store.links.neighbours(note_id)[1]
     found: dict[int, Mention] = {}
-    for name in mention_names(names[0], extra_terms or []):
-        hits = engine.search(Query(Phrase(name), f'"{name}"'), limit=total)
-        configured = name in (extra_terms or [])
-        too_common = len(hits) > max(MENTION_COMMON_FLOOR, total * MENTION_MAX_SHARE)
-        if too_common and not configured:
+    index_note = names[0].stem.casefold() in INDEX_STEMS
+    for name in mention_names(names[0], configured):
+        if name not in configured and (index_note or is_common_name(name)):
             continue
-        pattern = mention_pattern(name)
+        hits = engine.search(Query(Phrase(name), f'"{name}"'), limit=total)
+        too_common = len(hits) > max(MENTION_COMMON_FLOOR, total * MENTION_MAX_SHARE)
+        if too_common and name not in configured:
+            continue
         for hit in hits:
             if hit.note_id in (note_id, *linking) or hit.note_id in found:
                 continue
             row = store.notes.by_id(hit.note_id)
-            if row is None or not pattern.search(row.text):
-                continue  # only in code, or across a line: not a mention
-            line, context = _locate(file_of(row.root, row.rel), pattern)
-            found[hit.note_id] = Mention(
-                hit.note_id, row.path, clean_line(row.title), name, line, context
-            )
+            if row is None:
+                continue
+            located = locate_mention(_read(file_of(row.root, row.rel)), [name])
+            if located is not None:
+                line, named, context = located
+                found[hit.note_id] = Mention(
+                    hit.note_id, row.path, clean_line(row.title), named, line, context
+                )
     return sorted(found.values(), key=lambda m: m.path)
 
 
-def _locate(path: Path, pattern: re.Pattern[str]) -> tuple[int | None, str]:
-    """The first line outside code where the pattern occurs, with a little context."""
+def _read(path: Path) -> str:
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        return path.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return None, ""
-    for number, (line, is_code) in enumerate(code_lines(lines), start=1):
-        if is_code:
-            continue
-        match = pattern.search(line)
-        if match:
-            start = max(0, match.start() - 30)
-            return number, clean_line(line[start : match.end() + 30])
-    return None, ""
+        return ""
 
 
 # -- related notes ------------------------------------------------------------------------

@@ -176,3 +176,96 @@ def test_chinese_words_are_whole(run: str, words: list[str]) -> None:
 )
 def test_a_common_word_is_never_distinctive(notes: int, ceiling: int) -> None:
     assert frequency_ceiling(notes) == ceiling
+
+
+# -- mentions ---------------------------------------------------------------------------
+
+FRONT = "---\ntitle: 另一篇\ncategories: [Redis 学习笔记]\n---\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("先看 Redis 学习笔记 再说", (1, "先看 Redis 学习笔记 再说")),
+        ("先看Redis学习笔记。", (1, "先看Redis学习笔记。")),  # spaces normalised
+        ("ＲＥＤＩＳ　学习笔记", (1, "ＲＥＤＩＳ 学习笔记")),  # full width, any case
+        (FRONT + "正文没有。", None),  # front matter is not prose
+        (FRONT + "正文：redis 学习笔记", (5, "正文：redis 学习笔记")),
+        ("用 `Redis 学习笔记` 做例子", None),  # inline code
+        ("```\nRedis 学习笔记\n```", None),  # fenced code
+        ("见 [Redis 学习笔记](https://example.com/redis)", None),  # a link's text
+        ("见 https://example.com/Redis学习笔记 这里", None),  # a URL
+        ("[Redis 学习笔记]: other.md", None),  # a reference definition
+        ("见 [[Redis 学习笔记]]", None),  # a wikilink
+        ("## Redis 学习笔记", None),  # a section of that name
+        ("## 读 Redis 学习笔记 之后", (1, "## 读 Redis 学习笔记 之后")),
+    ],
+)
+def test_locate_mention(text: str, expected: tuple[int, str] | None) -> None:
+    from kb.connections import locate_mention
+
+    found = locate_mention(text, ["Redis 学习笔记"])
+    assert (found[0], found[2]) == expected if found else expected is None
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "found"),
+    [
+        ("Redis", "用Redis做", True),
+        ("Redis", "Redisson", False),
+        ("Redis", "redis-py 的连接池", False),
+        ("advanced", "[advanced-java] 项目", False),
+        ("Redis 持久化机制详解", "Redis持久化机制详解", True),
+        ("Redis持久化机制详解", "Redis 持久化机制详解", True),
+        ("redis", "r e d i s", False),
+        ("计算平台：限流", "计算平台:限流", True),
+    ],
+)
+def test_mention_pattern(name: str, text: str, found: bool) -> None:
+    from kb.connections import mention_pattern, normalise_line
+
+    assert bool(mention_pattern(name).search(normalise_line(text))) is found
+
+
+@pytest.mark.parametrize(
+    ("name", "common"),
+    [("常见问题", True), ("README", True), ("项目介绍", True), ("Redis 学习笔记", False)],
+)
+def test_common_phrases_are_not_names(name: str, common: bool) -> None:
+    from kb.connections import is_common_name
+
+    assert is_common_name(name) is common
+
+
+def test_mentions_in_a_small_folder(make_kb) -> None:
+    kb = make_kb(
+        {
+            "redis.md": "# Redis 持久化机制详解\n\nRDB 与 AOF。\n",
+            "faq.md": "# 常见问题\n\n问答。\n",
+            "readme-like/README.md": "# 高可用架构\n\n索引。\n",
+            "a.md": "---\ntitle: A\ntags: [Redis 持久化机制详解]\n---\n\n"
+            "读过 Redis持久化机制详解 之后，常见问题都清楚了，高可用架构也是。\n",
+            "b.md": "# B\n\n`Redis 持久化机制详解` 只在代码里。\n",
+        }
+    )
+    kb.ingest()
+    found = kb.mentions(kb.find_note("redis.md").id)
+    assert [(m.path, m.line, m.name) for m in found] == [("a.md", 6, "Redis 持久化机制详解")]
+    assert "Redis持久化机制详解" in found[0].context
+    assert kb.mentions(kb.find_note("faq.md").id) == []  # a common phrase
+    assert kb.mentions(kb.find_note("readme-like/README.md").id) == []  # an index page
+
+
+def test_mentions_on_the_bundled_notes_match_the_judged_set(tmp_path: Path) -> None:
+    """benchmarks/links_quality/mentions.json, judged by reading: every bundled mention
+    found, nothing else reported."""
+    import json
+
+    judged_file = SAMPLE_NOTES.parent / "benchmarks" / "links_quality" / "mentions.json"
+    judged = json.loads(judged_file.read_text(encoding="utf-8"))["notes"]
+    expected = sorted((j["source"], j["target"]) for j in judged if j["mention"])
+    kb = build_kb(tmp_path, SAMPLE_NOTES, without_links=False)
+    found = sorted((m.path, note.path) for note in kb.note_choices() for m in kb.mentions(note.id))
+    assert found == expected
+    for note in kb.note_choices():
+        assert all(m.line > 0 and m.context for m in kb.mentions(note.id))
