@@ -373,10 +373,10 @@ class KnowledgeBase:
     # -- browsing (what the TUI shows) -----------------------------------------------
 
     @_store_errors
-    def recent(self, limit: int = 50) -> list[NoteSummary]:
+    def recent(self, limit: int = 50, modified: bool = False) -> list[NoteSummary]:
         from kb.views import recent
 
-        return recent(self._store, limit)
+        return recent(self._store, limit, modified)
 
     @_store_errors
     def note_page(self, note_id: int) -> NotePage:

@@ -105,8 +105,8 @@ def tag_tree(counts: list[tuple[str, int]]) -> list[TagNode]:
     return roots
 
 
-def recent(store: Store, limit: int) -> list[NoteSummary]:
-    """The notes changed last, newest first."""
+def recent(store: Store, limit: int, modified: bool = False) -> list[NoteSummary]:
+    """The newest notes by date, or with ``modified`` the files changed last."""
     return [
         NoteSummary(
             row.id,
@@ -116,7 +116,7 @@ def recent(store: Store, limit: int) -> list[NoteSummary]:
             [clean_line(t) for t in store.terms.of_note("tags", row.id)],
             clean_line(row.summary),
         )
-        for row in store.notes.recent(limit)
+        for row in store.notes.recent(limit, modified)
     ]
 
 

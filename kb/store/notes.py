@@ -124,13 +124,14 @@ class NoteDao:
             )
         ]
 
-    def recent(self, limit: int) -> list[RecentRow]:
-        """Newest first (notes without a date last), for an empty search box."""
+    def recent(self, limit: int, modified: bool = False) -> list[RecentRow]:
+        """Newest first by front-matter date (notes without a date last), or with
+        ``modified`` by file time, for an empty search box."""
+        order = "mtime_ns DESC, path" if modified else "date IS NULL, date DESC, path"
         return [
             RecentRow(*row)
             for row in self.conn.execute(
-                "SELECT id, path, title, date, summary FROM notes "
-                "ORDER BY date IS NULL, date DESC, path LIMIT ?",
+                f"SELECT id, path, title, date, summary FROM notes ORDER BY {order} LIMIT ?",
                 (limit,),
             )
         ]
