@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import re
 import shutil
 import sys
@@ -69,7 +70,9 @@ async def test_typing_chinese_finds_the_note(sample) -> None:
     app = make_app(sample, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
-        assert result_titles(app)[0] == "2024 年终总结"  # newest first while empty
+        await pilot.press("ctrl+o")  # the empty box: by front-matter date
+        await settle(app, pilot)
+        assert result_titles(app)[0] == "2024 年终总结"
         await search(app, pilot, "时间窗口")
         assert result_titles(app)[0] == "计算平台：用 Redis ZSET 做全局时间窗口限流"
         await search(app, pilot, "roof")  # an unfinished word is a prefix
@@ -544,3 +547,114 @@ async def test_the_current_title_stays_visible_after_hops(make_kb) -> None:
         assert current_title(app) == f"{long}3"
         assert line.endswith(f"{long}3".strip())
         assert line.startswith(" ◀ …")  # the trail gave way on the left
+
+
+def titles_on_screen(app: KbApp) -> list[str]:
+    """The results whose title line is on screen."""
+    lines = {line.strip() for line in screen_lines(app)}
+    return [title for title in result_titles(app) if title in lines]
+
+
+@pytest.mark.slow
+async def test_compact_results_and_the_order_of_the_empty_search(sample) -> None:
+    edited = sample.config.roots[0].path / "life" / "2024-review.md"
+    old = sample.config.roots[0].path / "posts" / "kv-cache-math.md"
+    os.utime(old, (1e9, 1e9))
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n又改了一行\n", encoding="utf-8")
+    sample.ingest()
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        titles = result_titles(app)
+        assert titles[0] == "2024 年终总结"  # modified last
+        assert titles[-1] == "KV cache 显存怎么算"  # its file is from 2001
+        assert "modified last" in screen_lines(app)[3]
+        await pilot.press("ctrl+o")
+        await settle(app, pilot)
+        assert result_titles(app)[-1] != "KV cache 显存怎么算"  # by date it is not last
+        await search(app, pilot, "显存")
+        assert len(titles_on_screen(app)) >= 6  # compact
+        await pilot.press("ctrl+g")  # full results: fewer fit
+        await settle(app, pilot)
+        assert len(titles_on_screen(app)) < 6
+        await search(app, pilot, "title:ZSET")
+        assert "1 note " in screen_lines(app)[3] + " "
+
+
+@pytest.mark.slow
+async def test_edit_the_highlighted_result_from_the_list(sample, tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("EDITOR", stand_in_editor(tmp_path, "\n列表里直接改：quokka\n"))
+    monkeypatch.delenv("VISUAL", raising=False)
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await search(app, pilot, "Redis 学习笔记")
+        await pilot.press("down", "ctrl+e")  # the first result, from the list
+        await settle(app, pilot)
+        assert app.screen.id == "search"
+        app.screen.query_one("#query", Input).focus()
+        await search(app, pilot, "quokka")
+        assert result_titles(app) == ["Redis 学习笔记"]
+
+
+@pytest.mark.slow
+async def test_empty_connection_tabs_say_so(make_kb) -> None:
+    kb = make_kb({"alone.md": "# Alone\n\nnothing links here\n"})
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "Alone")
+        shown = "\n".join(screen_lines(app))
+        assert "This note links to nothing." in shown
+        assert str(app.screen.query_one("#side").get_tab("tab-series").label) == "Series 0"
+        await pilot.press("ctrl+b")
+        await settle(app, pilot)
+        assert "No note links here." in "\n".join(screen_lines(app))
+        await pilot.press("ctrl+b")
+        await settle(app, pilot)
+        assert "mentions this one's title" in "\n".join(screen_lines(app))
+
+
+@pytest.mark.slow
+async def test_reader_keys_and_find_in_the_note(make_kb) -> None:
+    kb = make_kb({"gpu.md": MIXED_NOTE})
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "显存带宽")
+        await read_whole_note(app, pilot)
+        document = app.screen.query_one("#document")
+        document.scroll_home(animate=False)
+        await pilot.press("j", "j")
+        await pilot.pause()
+        assert document.scroll_y == 2
+        await pilot.press("k")
+        await pilot.pause()
+        assert document.scroll_y == 1
+        await pilot.press("space")
+        await pilot.pause()
+        assert document.scroll_y > 10
+        await pilot.press("G")
+        await pilot.pause()
+        assert document.scroll_y == document.max_scroll_y
+        await pilot.press("g")
+        await pilot.pause()
+        assert document.scroll_y == 0
+        await pilot.press("slash", *"hbm", "enter")  # any case; then n and N step
+        await pilot.pause()
+        count = app.screen.query_one("#find-count", Static)
+        assert str(count.render()).startswith("1/3")
+        await pilot.press("n", "n", "n")
+        assert str(count.render()).startswith("1/3")  # round again
+        await pilot.press("N")
+        assert str(count.render()).startswith("3/3")
+        await pilot.pause()
+        assert document.scroll_y > 10  # the table row, further down
+        await pilot.press("ctrl+f")
+        app.screen.query_one("#find", Input).value = ""
+        await pilot.press(*"瓶颈")
+        assert str(count.render()).startswith("1/2")
+        await pilot.press("escape", "escape")  # the find bar, then the note
+        assert app.screen.id == "search"

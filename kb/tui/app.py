@@ -18,6 +18,7 @@ from kb.errors import IngestLocked, KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.text import strip_controls
 from kb.tui.messages import IngestProgress, NotesChanged, OpenNote
+from kb.tui.widgets import plural
 
 WATCH_SECONDS = 3.0
 
@@ -112,7 +113,7 @@ class KbApp(App[None]):
         if first:
             self.call_from_thread(
                 self.notify,
-                f"Indexed {stats.added} notes ({stats.warnings} warnings)",
+                f"Indexed {plural(stats.added, 'note')} ({plural(stats.warnings, 'warning')})",
                 markup=False,
             )
 

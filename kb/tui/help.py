@@ -57,7 +57,7 @@ def help_text(title: str, rows: list[tuple[str, str]], query_language: bool) -> 
         for name, example in QUERY_LANGUAGE:
             parts += [name.ljust(column), (f"{example}\n", "$accent")]
         parts.append(
-            "\nEmpty search box: the notes modified last (ctrl+d: by front-matter date).\n"
+            "\nEmpty search box: the notes modified last (ctrl+o: by front-matter date).\n"
         )
     parts.append(("\nescape, f1 or ? closes this help", "dim"))
     return Content.assemble(*parts)

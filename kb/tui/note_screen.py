@@ -14,7 +14,8 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.screen import Screen
-from textual.widgets import Footer, Markdown, OptionList, Static, TabbedContent, TabPane
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Markdown, OptionList, Static, TabbedContent, TabPane
 from textual.widgets._markdown import MarkdownHeader
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
@@ -25,7 +26,7 @@ from kb.errors import KbError
 from kb.text import one_line, slugify, strip_controls
 from kb.tui.app import KbApp
 from kb.tui.messages import FollowLink, NotesChanged, OpenNote
-from kb.tui.widgets import ConnectionList, LinkList, breadcrumb, markdown_parser
+from kb.tui.widgets import ConnectionList, Finder, LinkList, breadcrumb, markdown_parser
 from kb.views import NotePage, NoteSummary
 
 SIDE_BESIDE = 120  # columns from which the connections sit beside the note, not below it
@@ -40,7 +41,37 @@ class NoteScreen(Screen[None]):
     """One note, rendered, with everything it connects to beside it."""
 
     BINDINGS = [
-        Binding("escape", "app.pop_screen", "Search", id="search", tooltip="back to the search"),
+        Binding(
+            "escape",
+            "escape",
+            "Search",
+            id="search",
+            tooltip="close the find bar, else back to the search",
+        ),
+        Binding(
+            "slash,ctrl+f",
+            "find",
+            "Find",
+            id="find",
+            tooltip="find in the note (Chinese too): enter goes to the first match",
+        ),
+        Binding(
+            "n", "find_next(1)", "Next match", show=False, id="find-next", tooltip="next match"
+        ),
+        Binding(
+            "N",
+            "find_next(-1)",
+            "Previous match",
+            show=False,
+            id="find-previous",
+            tooltip="previous match",
+        ),
+        Binding("j", "read('down')", show=False, id="line-down", tooltip="down a line"),
+        Binding("k", "read('up')", show=False, id="line-up", tooltip="up a line"),
+        Binding("space,f", "read('page_down')", show=False, id="page-down", tooltip="down a page"),
+        Binding("b", "read('page_up')", show=False, id="page-up", tooltip="up a page"),
+        Binding("g", "read('home')", show=False, id="top", tooltip="to the top"),
+        Binding("G", "read('end')", show=False, id="bottom", tooltip="to the end"),
         Binding(
             "alt+left,backspace",
             "back",
@@ -125,11 +156,16 @@ class NoteScreen(Screen[None]):
         self.wide = False
         self.outline_wanted: bool | None = None  # None: as the note and the window suit
         self.side_wanted: bool | None = None
+        self.finder = Finder()
 
     def on_mount(self) -> None:
+        self.query_one("#find-bar").display = False
         self.mounted.set()
 
     def compose(self) -> ComposeResult:
+        with Horizontal(id="find-bar"):
+            yield Input(placeholder="Find in the note", id="find")
+            yield Static(id="find-count")
         yield Static(id="breadcrumb")
         with Horizontal(id="reader"):
             yield OptionList(id="outline")
@@ -202,6 +238,12 @@ class NoteScreen(Screen[None]):
         await self.mounted.wait()
         reloading = self.page is not None and self.page.id == page.id and not anchor
         self.page = page
+        self.finder.forget()
+        focused = self.focused  # a list the user is working through keeps the focus
+        if focused is None or not any(
+            panel in focused.ancestors_with_self for panel in (self.side, self.outline)
+        ):
+            self.scroller.focus()
         self.titles = titles
         self._show_breadcrumb()
         self.outline.clear_options()
@@ -272,6 +314,7 @@ class NoteScreen(Screen[None]):
             ("tab-backlinks", len(connections.backlinks)),
             ("tab-mentions", len(connections.mentions)),
             ("tab-related", len(connections.related)),
+            ("tab-series", len(self.series_order)),
         ):
             label = pane.removeprefix("tab-").capitalize()
             tabs.get_tab(pane).label = Content(f"{label} {count}")
@@ -397,6 +440,59 @@ class NoteScreen(Screen[None]):
         self._show_side()
         if not side.display and self.focused is not None and side in self.focused.ancestors:
             self.scroller.focus()
+
+    # -- reading: keys readers of less and vim expect, and find in the note --------------
+
+    def action_read(self, where: str) -> None:
+        scroller = self.scroller
+        moves = {
+            "down": scroller.scroll_down,
+            "up": scroller.scroll_up,
+            "page_down": scroller.scroll_page_down,
+            "page_up": scroller.scroll_page_up,
+            "home": scroller.scroll_home,
+            "end": scroller.scroll_end,
+        }
+        moves[where](animate=False)
+
+    def action_escape(self) -> None:
+        bar = self.query_one("#find-bar")
+        if bar.display:
+            bar.display = False
+            self.finder.forget()
+            self.scroller.focus()
+        else:
+            self.app.pop_screen()
+
+    def action_find(self) -> None:
+        self.query_one("#find-bar").display = True
+        self.query_one("#find", Input).focus()
+
+    @on(Input.Changed, "#find")
+    def find_as_you_type(self, event: Input.Changed) -> None:
+        event.stop()
+        self.finder.find(self.document, event.value)
+        self._show_match(self.finder.step(0))
+
+    @on(Input.Submitted, "#find")
+    def find_first(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.scroller.focus()  # now n and N step through the matches
+        self._show_match(self.finder.step(0))
+
+    def action_find_next(self, step: int) -> None:
+        self._show_match(self.finder.step(step))
+
+    def _show_match(self, widget: Widget | None) -> None:
+        count = self.query_one("#find-count", Static)
+        finder = self.finder
+        if not finder.needle:
+            count.update("")
+        elif widget is None:
+            count.update(Content.assemble(("no match", "$error")))
+        else:
+            count.update(Content(f"{finder.index + 1}/{len(finder.matches)}  n/N"))
+            self.scroller.scroll_to_center(widget, animate=False)
 
     def action_copy_link(self) -> None:
         links = self.links

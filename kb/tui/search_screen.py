@@ -17,7 +17,7 @@ from kb.search import SearchResults
 from kb.text import one_line, strip_controls
 from kb.tui.app import KbApp
 from kb.tui.messages import FilterByTag, NotesChanged, OpenNote
-from kb.tui.widgets import DIM, ResultList, TagChip, TagTree
+from kb.tui.widgets import DIM, ResultList, TagChip, TagTree, plural
 from kb.views import NoteSummary
 
 RESULTS = 50
@@ -54,6 +54,29 @@ class SearchScreen(Screen[None]):
             tooltip="new note titled with the search text, opened in $EDITOR",
         ),
         Binding("ctrl+r", "reindex", "Re-index", id="reindex", tooltip="re-index every note"),
+        # Before the search box's own ctrl+e (end of line; the End key still does that).
+        Binding(
+            "ctrl+e",
+            "edit",
+            "Edit",
+            id="edit",
+            priority=True,
+            tooltip="edit the highlighted result in $VISUAL/$EDITOR",
+        ),
+        Binding(
+            "ctrl+g",
+            "toggle_compact",
+            "Layout",
+            id="layout",
+            tooltip="compact results (three lines each) or full ones (whole snippets)",
+        ),
+        Binding(
+            "ctrl+o",
+            "toggle_order",
+            "Order",
+            id="order",
+            tooltip="empty search: the notes modified last, or the newest by their date",
+        ),
         Binding(
             "escape",
             "clear",
@@ -75,6 +98,7 @@ class SearchScreen(Screen[None]):
     def __init__(self) -> None:
         super().__init__(id="search")
         self.tag: str | None = None
+        self.by_date = False  # the empty search: by front-matter date, not file time
 
     def compose(self) -> ComposeResult:
         yield TagTree("All notes", id="tags")
@@ -119,7 +143,11 @@ class SearchScreen(Screen[None]):
         kb = self.app.kb
         outcome: Outcome
         try:
-            outcome = kb.search(text, limit=RESULTS, prefix=True) if text else kb.recent(RESULTS)
+            outcome = (
+                kb.search(text, limit=RESULTS, prefix=True)
+                if text
+                else kb.recent(RESULTS, modified=not self.by_date)
+            )
         except StoreError as exc:
             outcome = f"{exc} (ctrl+r re-indexes; a damaged store needs kb ingest --rebuild)"
         except KbError as exc:  # a query still being typed, such as an open quote
@@ -140,10 +168,15 @@ class SearchScreen(Screen[None]):
             hint = f"  did you mean: {suggestion}?" if suggestion else ""
             if outcome.warning:
                 hint += f"  ({outcome.warning})"
-            self.status.update(Content(f"{len(outcome.hits)} notes{scope}{hint}"))
+            self.status.update(Content(f"{plural(len(outcome.hits), 'note')}{scope}{hint}"))
         else:
             self.results.show_notes(outcome)
-            message = "newest notes" if outcome else self._empty_hint()
+            order = (
+                "newest by date (ctrl+o: modified last)"
+                if self.by_date
+                else ("modified last (ctrl+o: newest by date)")
+            )
+            message = order if outcome else self._empty_hint()
             self.status.update(Content(f"{message}{scope}"))
         self.show_preview()
 
@@ -229,6 +262,33 @@ class SearchScreen(Screen[None]):
         self.tags.display = False
         self.query_input.focus()
         self.refresh_results()
+
+    def action_toggle_order(self) -> None:
+        self.by_date = not self.by_date
+        self.refresh_results()
+
+    def action_toggle_compact(self) -> None:
+        self.results.toggle_class("-full")
+        self.refresh_results()  # new entries: the list measures each entry once
+
+    def action_edit(self) -> None:
+        results = self.results
+        if results.highlighted is None or not results.option_count:
+            return
+        option = results.get_option_at_index(results.highlighted)
+        if option.id:
+            self.edit_note(int(option.id))
+
+    @work(thread=True, exclusive=True, group="edit")
+    def edit_note(self, note_id: int) -> None:
+        try:
+            file = self.app.kb.note_page(note_id).file
+        except KbError as exc:
+            self.app.call_from_thread(
+                self.notify, strip_controls(str(exc)), severity="error", markup=False
+            )
+            return
+        self.app.call_from_thread(self.app.action_edit, file)
 
     def action_new_note(self) -> None:
         self.app.action_new_note(self.query_input.value.strip())

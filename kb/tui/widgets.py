@@ -8,6 +8,7 @@ from markdown_it.rules_core import StateCore
 from rich.cells import cell_len
 from rich.text import Text
 from textual.content import Content
+from textual.widget import Widget
 from textual.widgets import OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
@@ -72,6 +73,11 @@ def _left_cells(text: str, cells: int) -> str:
     return text
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 note``, ``2 notes``."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
 def note_line(title: str, path: str, date: str | None, tags: list[str]) -> Content:
     return Content.assemble((one_line(title), "bold"), "\n", (_meta(date, path, tags), DIM))
 
@@ -121,7 +127,13 @@ class ResultList(OptionList):
     def show_notes(self, notes: list[NoteSummary]) -> None:
         self.clear_options()
         self.add_options(
-            Option(note_line(n.title, n.path, n.date, n.tags), id=str(n.id)) for n in notes
+            Option(
+                Content.assemble(
+                    note_line(n.title, n.path, n.date, n.tags), "\n", strip_controls(n.summary)
+                ),
+                id=str(n.id),
+            )
+            for n in notes
         )
         if notes:
             self.highlighted = 0
@@ -210,6 +222,8 @@ class LinkList(OptionList):
             self.add_option(Option(line, id=str(index)))
         if links:
             self.highlighted = 0
+        else:
+            self.add_option(Option(Content(EMPTY_LISTS["links"]), disabled=True))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
@@ -219,6 +233,16 @@ class LinkList(OptionList):
             self.post_message(OpenNote(link.note_id, anchor))
         else:
             self.post_message(FollowLink(link.url or link.target))
+
+
+# What an empty list of the note screen says, by the list's id.
+EMPTY_LISTS = {
+    "links": "This note links to nothing.",
+    "backlinks": "No note links here.",
+    "mentions": "No note mentions this one's title without linking it.",
+    "related": "No related notes.",
+    "series": "This note is in no series.",
+}
 
 
 class ConnectionList(OptionList):
@@ -291,9 +315,63 @@ class ConnectionList(OptionList):
         self.add_options(Option(line) for _, line in entries)
         if entries:
             self.highlighted = 0
+        else:
+            self.add_option(Option(Content(EMPTY_LISTS.get(self.id or "", "")), disabled=True))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         note_id = self.note_ids[event.option_index]
         if note_id is not None:
             self.post_message(OpenNote(note_id))
+
+
+class Finder:
+    """Find in a rendered note: the matches of a text, the current one highlighted.
+
+    It searches what the reader shows (each paragraph, heading, table cell and code block
+    as rendered), ignoring case, Chinese included, and highlights by restyling the widget's
+    own Content, so the note text is never changed."""
+
+    def __init__(self) -> None:
+        self.needle = ""
+        self.matches: list[tuple[Static, Content, int, int]] = []
+        self.index = 0
+        self._lit: tuple[Static, Content] | None = None
+
+    def find(self, root: Widget, needle: str) -> None:
+        self.forget()
+        self.needle = needle
+        if not needle:
+            return
+        wanted = needle.lower()
+        for widget in root.query(Static):
+            content = widget.content
+            if widget.children or not isinstance(content, Content):
+                continue
+            plain = content.plain
+            folded = plain.lower() if len(plain.lower()) == len(plain) else plain
+            start = folded.find(wanted)
+            while start >= 0:
+                self.matches.append((widget, content, start, start + len(needle)))
+                start = folded.find(wanted, start + len(needle))
+
+    def step(self, step: int) -> Static | None:
+        """Move ``step`` matches on (0: stay), highlight it, and return its widget."""
+        self._unlight()
+        if not self.matches:
+            return None
+        self.index = (self.index + step) % len(self.matches)
+        widget, content, start, end = self.matches[self.index]
+        widget.update(content.stylize("reverse", start, end), layout=False)
+        self._lit = (widget, content)
+        return widget
+
+    def forget(self) -> None:
+        self._unlight()
+        self.needle, self.matches, self.index = "", [], 0
+
+    def _unlight(self) -> None:
+        if self._lit is not None:
+            widget, content = self._lit
+            widget.update(content, layout=False)
+            self._lit = None
