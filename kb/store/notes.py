@@ -8,7 +8,7 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
-from kb.documents import SearchDocument, search_document
+from kb.documents import SearchDocument, described, search_document
 from kb.errors import StoreError
 from kb.links import NoteName
 from kb.models import Problem
@@ -144,23 +144,17 @@ class NoteDao:
                 found[note_id] = row[0]
         return found
 
-    def recent(self, limit: int) -> list[RecentRow]:
-        """Newest first (notes without a date last), for an empty search box."""
-        return [
-            RecentRow(*row)
-            for row in self.conn.execute(
-                "SELECT id, path, title, date, summary FROM notes "
-                "ORDER BY date IS NULL, date DESC, path LIMIT ?",
-                (limit,),
+    def titles_and_sizes(self, note_ids: Iterable[int]) -> dict[int, tuple[str, int]]:
+        """(title, word count) of each note: what search ranks a candidate by."""
+        ids = list(note_ids)
+        found: dict[int, tuple[str, int]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self.conn.execute(
+                f"SELECT id, title, word_count FROM notes WHERE id IN ({marks})", chunk
             )
-        ]
-
-    def titles(self, note_ids: Iterable[int]) -> dict[int, str]:
-        found = {}
-        for note_id in note_ids:
-            row = self.conn.execute("SELECT title FROM notes WHERE id = ?", (note_id,)).fetchone()
-            if row is not None:
-                found[note_id] = row[0]
+            found.update((int(r[0]), (str(r[1]), int(r[2]))) for r in rows)
         return found
 
     def dates_and_paths(self, note_ids: Iterable[int]) -> dict[int, tuple[str | None, str]]:
@@ -262,13 +256,13 @@ class NoteDao:
         documents = []
         for note_id in note_ids:
             row = self.conn.execute(
-                "SELECT n.path, n.title, t.text_z, t.code_z FROM notes n "
+                "SELECT n.path, n.title, t.text_z, t.code_z, n.rel, n.front_matter FROM notes n "
                 "LEFT JOIN note_texts t ON t.note_id = n.id WHERE n.id = ?",
                 (note_id,),
             ).fetchone()
             if row is None:
                 continue
-            path, title, text_z, code_z = row
+            path, title, text_z, code_z, rel, front_matter = row
             documents.append(
                 (
                     note_id,
@@ -281,6 +275,8 @@ class NoteDao:
                         [h.text for h in self.headings(note_id)],
                         unpack_text(text_z, path),
                         unpack_text(code_z, path),
+                        described(json.loads(front_matter or "{}")),
+                        rel,
                     ),
                 )
             )
@@ -288,19 +284,20 @@ class NoteDao:
 
     # -- what ingest compares with the files ---------------------------------------------
 
-    def file_stamps(self, prefix: str = "") -> dict[str, FileStamp]:
+    def file_stamps(self, prefix: str = "", exact: bool = False) -> dict[str, FileStamp]:
         """Stamps of stored notes and skipped files whose path starts with ``prefix``
-        (compared exactly: `Docs/` is not `docs/`)."""
-        where = "substr(path, 1, ?) = ?"
+        (compared exactly: `Docs/` is not `docs/`), or with ``exact`` is ``prefix``."""
+        where, params = ("path = ?", (prefix,)) if exact else (
+            "substr(path, 1, ?) = ?", (len(prefix), prefix)
+        )  # fmt: skip
         stamps = {
             row[0]: FileStamp(row[1], row[2], row[3], row[4])
             for row in self.conn.execute(
-                f"SELECT path, id, size, mtime_ns, hash FROM notes WHERE {where}",
-                (len(prefix), prefix),
+                f"SELECT path, id, size, mtime_ns, hash FROM notes WHERE {where}", params
             )
         }
         for row in self.conn.execute(
-            f"SELECT path, size, mtime_ns FROM skipped_files WHERE {where}", (len(prefix), prefix)
+            f"SELECT path, size, mtime_ns FROM skipped_files WHERE {where}", params
         ):
             stamps.setdefault(row[0], FileStamp(None, row[1], row[2], ""))
         return stamps
@@ -328,9 +325,6 @@ class NoteDao:
         """Insert or replace notes by path, with their tags, aliases, headings and links."""
         if not records:
             return []
-        import sqlite_utils
-
-        db = sqlite_utils.Database(self.conn)
         ids = self._upsert_rows(records, generation)
         self._delete_children(ids)
         for kind in TERM_KINDS:
@@ -341,40 +335,35 @@ class NoteDao:
                     for r, note_id in zip(records, ids, strict=True)
                 ),
             )
-        db.table("aliases").insert_all(
-            {"note_id": note_id, "alias": alias, "kind": kind}
-            for record, note_id in zip(records, ids, strict=True)
-            for kind, values in (
-                ("name", record.parsed.name_aliases),
-                ("url", record.parsed.url_aliases),
-            )
-            for alias in values
+        written = list(zip(ids, (r.parsed for r in records), strict=True))
+        # Plain executemany: sqlite-utils' insert_all built a dict per row (and cost
+        # 110 ms to import), the main process's share of a full ingest.
+        self.conn.executemany(
+            "INSERT INTO aliases(note_id, alias, kind) VALUES (?, ?, ?)",
+            [
+                (note_id, alias, kind)
+                for note_id, note in written
+                for kind, values in (("name", note.name_aliases), ("url", note.url_aliases))
+                for alias in values
+            ],
         )
-        db.table("headings").insert_all(
-            {
-                "note_id": note_id,
-                "position": position,
-                "level": h.level,
-                "text": h.text,
-                "slug": h.slug,
-                "line": h.line,
-            }
-            for record, note_id in zip(records, ids, strict=True)
-            for position, h in enumerate(record.parsed.headings)
+        self.conn.executemany(
+            "INSERT INTO headings(note_id, position, level, text, slug, line) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [
+                (note_id, position, h.level, h.text, h.slug, h.line)
+                for note_id, note in written
+                for position, h in enumerate(note.headings)
+            ],
         )
-        db.table("links").insert_all(
-            {
-                "source_id": note_id,
-                "target": link.target,
-                "anchor": link.anchor,
-                "kind": link.kind,
-                "rel": link.rel,
-                "text": link.text,
-                "line": link.line,
-                "target_id": None,
-            }
-            for record, note_id in zip(records, ids, strict=True)
-            for link in record.parsed.links
+        self.conn.executemany(
+            "INSERT INTO links(source_id, target, anchor, kind, rel, text, line) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (note_id, link.target, link.anchor, link.kind, link.rel, link.text, link.line)
+                for note_id, note in written
+                for link in note.links
+            ],
         )
         for record in records:
             self.problems.replace(record.path, record.parsed.problems)
@@ -415,10 +404,7 @@ class NoteDao:
             ids.append(int(row[0]))
         self.conn.executemany(
             "INSERT OR REPLACE INTO note_texts(note_id, text_z, code_z) VALUES (?, ?, ?)",
-            [
-                (note_id, pack_text(r.parsed.text), pack_text(r.parsed.code))
-                for note_id, r in zip(ids, records, strict=True)
-            ],
+            [(note_id, *packed_texts(r)) for note_id, r in zip(ids, records, strict=True)],
         )
         return ids
 
@@ -486,6 +472,13 @@ def pack_text(text: str) -> bytes:
     """Note text is kept compressed: it is read only for snippets, and halving it keeps
     the database under twice the size of the notes."""
     return zlib.compress(text.encode("utf-8"), 6)
+
+
+def packed_texts(record: NoteRecord) -> tuple[bytes, bytes]:
+    """The note's text and code as stored: packed by the parse worker when it could."""
+    if record.packed is not None:
+        return record.packed
+    return pack_text(record.parsed.text), pack_text(record.parsed.code)
 
 
 def unpack_text(blob: bytes | None, path: str = "") -> str:

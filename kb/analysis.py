@@ -1,0 +1,398 @@
+"""Reading a query as people type it, before any engine sees it.
+
+The parser (``kb.query``) knows the syntax; this module knows the notes' words (the
+store's vocabulary) and the glossary, and turns what was typed into what to look for:
+
+- a run of Chinese is split into the words the notes use (``怎样保证消息队列高可用`` →
+  保证, 消息队列, 高可用), and function words (``kb.stopwords``) carry no requirement;
+- glued scripts are separate words (``显存带宽是GPU的瓶颈``), but a name joined by a
+  symbol stays one name (``B+树`` is B followed by 树, never B and 树 anywhere);
+- each content word gets alternatives in tiers: the word itself (casefolded, with its
+  identifier parts when it has connectors), then its variants (identifier parts found in
+  the vocabulary, ``springcloud`` → spring cloud, the same for every spelling; its
+  inflections by stem; longer identifiers it begins), then its partners (the glossary,
+  ``推理`` → inference) and, when the word itself is rare, close spellings
+  (``elasticsaerch`` → elasticsearch) and the longer words it begins (``rocketm``).
+
+Engines never see this: the plan (``kb.engines.plan``) carries the alternatives as
+ordinary plan nodes, so every engine means the same thing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+from kb.query import And, Field, Node, Not, Or, Query, Word
+from kb.query import Phrase as QueryPhrase
+from kb.stopwords import STOP_WORDS
+from kb.tokenize import latin_parts, normalise, segments
+from kb.values import Value
+
+if TYPE_CHECKING:
+    from kb.engines.plan import Text
+    from kb.glossary import Glossary
+
+# A word found in fewer notes than this also searches close spellings and the longer
+# words it begins ("no or few matches", as Meilisearch and Typesense decide it).
+FEW_MATCHES = 3
+MAX_CHINESE_WORD = 8  # the longest dictionary word tried when splitting a Chinese run
+MIN_SPLIT_PIECE = 3  # identifier parts found in the vocabulary: `springcloud` = spring+cloud
+MIN_LONGER = 6  # a word this long also matches longer identifiers it begins
+MAX_TYPOS = 3  # close spellings tried per word
+# Characters that join script runs into one name (B+树, C#编程, .NET平台); anything
+# else between runs (a space, Chinese or Latin punctuation) separates words.
+_NAME_JOINERS = frozenset("+#.:/-_@&'")
+
+
+class Lexicon(Protocol):
+    """The notes' words: ``kb.store.vocabulary.VocabularyDao`` is one."""
+
+    def known(self, words: Iterable[str]) -> set[str]: ...
+
+    def same_stem(self, word: str) -> list[str]: ...
+
+    def latin_of_length(self, low: int, high: int, first: str | None) -> list[str]: ...
+
+    def completions(self, prefix: str, limit: int) -> list[str]: ...
+
+
+class WordReading(Value):
+    """One content word of the query and what it matches, tier by tier."""
+
+    word: Word  # the node in the read query
+    exact: Text
+    variants: tuple[Text, ...] = ()  # ranked just below the word itself
+    partners: tuple[Text, ...] = ()  # glossary partners, close spellings: ranked below
+    shown_as: str = ""  # what the results show for the word ("elasticsearch" for a typo)
+    instead: bool = False  # the word itself matches nothing: results are for shown_as
+
+    def alternatives(self) -> tuple[Text, ...]:
+        return (self.exact, *self.variants, *self.partners)
+
+
+class Reading(Value):
+    query: Query  # with Chinese runs split and function words dropped
+    words: tuple[WordReading, ...]
+    intact: tuple[Text, ...]  # runs that were split, whole: a note holding one ranks higher
+    relaxable: bool  # plain words only: a note may match some of them
+
+    def reading_of(self, word: Word) -> WordReading | None:
+        for reading in self.words:
+            if reading.word == word:
+                return reading
+        return None
+
+    def notices(self) -> list[str]:
+        """What the user should know about how the query was read."""
+        instead = [(r.word.text, r.shown_as) for r in self.words if r.instead and r.shown_as]
+        if not instead:
+            return []
+        said = ", ".join(f"{new} (for {old})" for old, new in instead)
+        return [f"showing results for {said}"]
+
+
+def read_query(
+    query: Query,
+    lexicon: Lexicon,
+    count: Callable[[Text], int],
+    glossary: Glossary | None,
+    exact: bool = False,
+) -> Reading:
+    """What to look for. ``count(text)`` is how many notes match a plan node (the engine
+    answers it, capped); ``exact`` turns off typos, prefixes, stems and the glossary."""
+    intact: list[Text] = []
+    root = _split_words(query.root, lexicon, intact)
+    if root is None:  # only function words: search them after all
+        root = query.root
+    read = Query(root, query.text, query.explicit)
+    words = tuple(
+        _word_reading(word, lexicon, count, glossary, exact)
+        for word in _content_words(root)
+        if not word.prefix
+    ) + tuple(_prefix_reading(word) for word in _content_words(root) if word.prefix)
+    relaxable = not query.explicit and _plain_words_only(root)
+    return Reading(read, words, tuple(intact), relaxable)
+
+
+# -- splitting words ------------------------------------------------------------------
+
+
+def _split_words(node: Node, lexicon: Lexicon, intact: list[Text]) -> Node | None:
+    """The tree with every plain word split into its words; None when nothing is left."""
+    if isinstance(node, Word):
+        if node.prefix:
+            return node
+        pieces = split_word(node.text, lexicon)
+        if len(pieces) > 1 or (pieces and pieces[0] != node.text):
+            from kb.engines.plan import phrase_plan
+
+            for run in segments(node.text):
+                if run.kind == "cjk" and len(run.text) > 2:
+                    whole = phrase_plan(run.text)
+                    if whole is not None:
+                        intact.append(whole)
+        words = [Word(p) for p in pieces]
+        if not words:
+            return None
+        return words[0] if len(words) == 1 else And(tuple(words))
+    if isinstance(node, Not):
+        return node  # what is excluded stays as written
+    if isinstance(node, And | Or):
+        children = [c for c in (_split_words(c, lexicon, intact) for c in node.children) if c]
+        if not children:
+            return None
+        if isinstance(node, And):
+            flat: list[Node] = []
+            for child in children:
+                flat.extend(child.children if isinstance(child, And) else (child,))
+            children = flat
+        return children[0] if len(children) == 1 else type(node)(tuple(children))
+    return node
+
+
+def split_word(text: str, lexicon: Lexicon) -> list[str]:
+    """The words of one typed word: script runs apart unless a symbol joins them into a
+    name, Chinese runs split into dictionary words, function words dropped (all of them
+    kept when nothing else is left)."""
+    runs = list(segments(text))
+    if not runs:
+        return []
+    groups: list[list[int]] = [[0]]
+    for index in range(1, len(runs)):
+        between = text[runs[index - 1].end : runs[index].start]
+        joined = bool(between) and all(ch in _NAME_JOINERS for ch in between)
+        if joined:
+            groups[-1].append(index)
+        else:
+            groups.append([index])
+    pieces: list[str] = []
+    for group in groups:
+        if len(group) > 1:  # a name: B+树, C#编程
+            pieces.append(text[runs[group[0]].start : runs[group[-1]].end])
+            continue
+        run = runs[group[0]]
+        if run.kind == "cjk" and len(run.text) > 2:
+            pieces.extend(split_chinese(run.text, lexicon))
+        elif run.kind == "latin" and run.start == 0 and run.end == len(text):
+            pieces.append(text)  # keep the word as typed: Thread.sleep(), C++
+        else:
+            pieces.append(run.text)
+    content = [p for p in pieces if normalise(p) not in STOP_WORDS]
+    return content or pieces
+
+
+def split_chinese(run: str, lexicon: Lexicon) -> list[str]:
+    """A Chinese run as the fewest words the notes (or the stop list) know; characters in
+    no known word stay together as one unknown word."""
+    size = len(run)
+    candidates = {
+        run[i:j] for i in range(size) for j in range(i + 2, min(size, i + MAX_CHINESE_WORD) + 1)
+    }
+    known = lexicon.known(candidates) | (candidates & STOP_WORDS)
+    # best[i]: (pieces, unknown characters) of the best split of run[:i]
+    best: list[tuple[int, int, int]] = [(0, 0, 0)] + [(size + 1, size + 1, 0)] * size
+    for end in range(1, size + 1):
+        for start in range(max(0, end - MAX_CHINESE_WORD), end):
+            piece = run[start:end]
+            if len(piece) > 1 and piece not in known:
+                continue
+            unknown = 1 if len(piece) == 1 and piece not in STOP_WORDS else 0
+            pieces, unknowns, _ = best[start]
+            option = (pieces + 1, unknowns + unknown, start)
+            if option[:2] < best[end][:2]:
+                best[end] = option
+    cuts: list[str] = []
+    end = size
+    while end > 0:
+        start = best[end][2]
+        cuts.append(run[start:end])
+        end = start
+    cuts.reverse()
+    merged: list[str] = []  # adjacent unknown characters: one word the notes may not use
+    for piece in cuts:
+        unknown = len(piece) == 1 and piece not in STOP_WORDS
+        if unknown and merged and merged[-1] not in known and merged[-1] not in STOP_WORDS:
+            merged[-1] += piece
+            continue
+        merged.append(piece)
+    return merged
+
+
+def _content_words(node: Node) -> list[Word]:
+    found: list[Word] = []
+
+    def walk(n: Node) -> None:
+        if isinstance(n, Word):
+            found.append(n)
+        elif isinstance(n, And | Or):
+            for child in n.children:
+                walk(child)
+
+    walk(node)
+    return list(dict.fromkeys(found))
+
+
+def _plain_words_only(node: Node) -> bool:
+    """A top level of plain words (filters, phrases and NOTs beside them are kept as
+    requirements): the only queries whose words may be relaxed."""
+    children = node.children if isinstance(node, And) else (node,)
+    words = [c for c in children if isinstance(c, Word)]
+    rest = [c for c in children if not isinstance(c, Word)]
+    return len(words) > 1 and all(isinstance(c, Field | QueryPhrase | Not) for c in rest)
+
+
+# -- alternatives of a word -------------------------------------------------------
+
+
+def _prefix_reading(word: Word) -> WordReading:
+    """A prefix (typed `roof*`, or the last word as you type): the word itself ranks
+    above the longer words it begins."""
+    from kb.engines.plan import word_plan
+
+    longer = word_plan(word.text, prefix=True)
+    whole = word_plan(word.text)
+    assert longer is not None and whole is not None  # the parser checks the stem
+    return WordReading(word, whole, variants=(longer,), shown_as=word.text)
+
+
+def _word_reading(
+    word: Word,
+    lexicon: Lexicon,
+    count: Callable[[Text], int],
+    glossary: Glossary | None,
+    exact: bool,
+) -> WordReading:
+    from kb.engines.plan import Prefix, Sequence, Term, phrase_plan, word_plan
+
+    runs = list(segments(word.text))
+    if len(runs) > 1 or not runs:  # a name with a symbol: its runs adjacent, in order
+        plan = phrase_plan(word.text) or word_plan(word.text)
+        assert plan is not None
+        return WordReading(word, plan, shown_as=word.text)
+    run = runs[0]
+    folded = normalise(word.text) if run.kind == "latin" else run.text
+    if run.kind == "latin":
+        parts = tuple(normalise(p) for p in latin_parts(folded))
+        exact_plan: Text = Term(folded) if len(parts) < 2 else _any(Term(folded), Sequence(parts))
+    else:
+        exact_plan = word_plan(run.text) or Term(run.text)
+    partners = _partners(folded, glossary) if not exact else ()
+    if exact or run.kind != "latin" or not any(ch.isalpha() for ch in folded):
+        return WordReading(word, exact_plan, partners=partners, shown_as=word.text)
+    variants: list[Text] = []
+    if folded.isalpha() and len(folded) >= 2 * MIN_SPLIT_PIECE:
+        pieces = split_identifier(folded, lexicon)
+        if pieces:
+            variants.append(Sequence(tuple(pieces)))
+    variants.extend(Term(w) for w in lexicon.same_stem(folded))
+    if len(folded) >= MIN_LONGER:
+        variants.append(Prefix(folded))
+    matches = count(_any(exact_plan, *variants))
+    shown_as, instead = word.text, False
+    close: list[Text] = []
+    if matches < FEW_MATCHES and len(folded) >= 3:
+        if not any(isinstance(v, Prefix) for v in variants):
+            variants.append(Prefix(folded))
+        longer = lexicon.completions(folded, 1)
+        typos = close_spellings(folded, lexicon)
+        close = [Term(t) for t in typos]
+        if matches == 0:
+            if longer and count(Prefix(folded)):
+                shown_as, instead = longer[0], True
+            elif typos:
+                shown_as, instead = typos[0], True
+    return WordReading(
+        word,
+        exact_plan,
+        variants=tuple(dict.fromkeys(variants)),
+        partners=tuple(dict.fromkeys((*partners, *close))),
+        shown_as=shown_as,
+        instead=instead,
+    )
+
+
+def _any(*texts: Text) -> Text:
+    from kb.engines.plan import AnyOf
+
+    unique = tuple(dict.fromkeys(texts))
+    return unique[0] if len(unique) == 1 else AnyOf(unique)
+
+
+def _partners(term: str, glossary: Glossary | None) -> tuple[Text, ...]:
+    from kb.engines.plan import phrase_plan, word_plan
+
+    if glossary is None:
+        return ()
+    found: list[Text] = []
+    for partner in glossary.partners(term):
+        plan = phrase_plan(partner) if " " in partner else word_plan(partner)
+        if plan is not None:
+            found.append(plan)
+    return tuple(found)
+
+
+def split_identifier(word: str, lexicon: Lexicon) -> list[str]:
+    """``springcloud`` → spring, cloud when the notes use both words: the parts a
+    capitalised spelling would have had, found the same for every spelling."""
+    size = len(word)
+    candidates = {
+        word[i:j]
+        for i in range(size)
+        for j in range(i + MIN_SPLIT_PIECE, size + 1)
+        if (i, j) != (0, size)
+    }
+    known = lexicon.known(candidates)
+    best: list[list[str] | None] = [[]] + [None] * size
+    for end in range(MIN_SPLIT_PIECE, size + 1):
+        for start in range(end - MIN_SPLIT_PIECE + 1):
+            head = best[start]
+            if head is None or word[start:end] not in known:
+                continue
+            option = [*head, word[start:end]]
+            current = best[end]
+            if current is None or len(option) < len(current):
+                best[end] = option
+    found = best[size]
+    return found if found and len(found) > 1 else []
+
+
+def close_spellings(word: str, lexicon: Lexicon) -> list[str]:
+    """Vocabulary words one edit from a word of 5+ letters, two from 9+ (Meilisearch's
+    and Typesense's defaults; a swap of two letters is one edit)."""
+    if len(word) < 5 or not (word.isascii() and word.isalpha()):
+        return []  # numbers and identifiers with digits are exact (`word3x7`, `fp16`)
+    if len(word) < 9:
+        # Every spelling one edit away, looked up in the vocabulary's index: a few hundred
+        # keys, where comparing with the vocabulary would first load and import it.
+        return sorted(lexicon.known(one_edit(word)) - {word})[:MAX_TYPOS]
+    candidates = lexicon.latin_of_length(len(word) - 2, len(word) + 2, None)
+    # Optimal string alignment distance in C++ (rapidfuzz), imported only here: ~70 ms.
+    from rapidfuzz.distance import OSA
+
+    scored = []
+    for candidate in candidates:
+        distance = OSA.distance(word, candidate, score_cutoff=2)
+        if candidate != word and distance <= 2:
+            scored.append((distance, candidate))
+    scored.sort()
+    return [c for _, c in scored[:MAX_TYPOS]]
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def one_edit(word: str) -> set[str]:
+    """Every string one deletion, swap of neighbours, replacement or insertion away."""
+    letters = set(_LETTERS) | set(word)
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    deletes = {a + b[1:] for a, b in splits if b}
+    swaps = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    replaces = {a + c + b[1:] for a, b in splits if b for c in letters}
+    inserts = {a + c + b for a, b in splits for c in letters}
+    return deletes | swaps | replaces | inserts
+
+
+def with_words(words: Sequence[WordReading]) -> dict[Word, Text]:
+    """Each word's plan with every alternative: what a note must match for the word."""
+    return {r.word: _any(*r.alternatives()) for r in words}
