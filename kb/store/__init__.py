@@ -1,9 +1,9 @@
 """The SQLite store: one facade over a DAO per concern, returning frozen rows.
 
-The note files are the truth; everything here can be rebuilt from them. Reads use
-the standard ``sqlite3`` module (cheap to import); bulk writes go through sqlite-utils,
-imported only by the writer. SQL on note data lives in this package and nowhere else
-(the FTS5 engine keeps its own index tables).
+The note files are the truth; everything here can be rebuilt from them. Reads and
+writes use the standard ``sqlite3`` module (cheap to import; bulk writes are plain
+``executemany``, a tuple per row). SQL on note data lives in this package and nowhere
+else (the FTS5 engine keeps its own index tables).
 
     store = Store.open(path)
     store.notes.by_id(7)        # NoteText | None

@@ -37,6 +37,7 @@ class NoteRecord(NamedTuple):
     encoding: str
     parsed: ParsedNote
     streams: tuple[str, ...] | None = None  # search tokens, made in the worker process
+    packed: tuple[bytes, bytes] | None = None  # text and code packed (pack_text) there too
 
 
 class NoteRow(NamedTuple):
