@@ -421,10 +421,12 @@ def search(
     for notice in results.notices:
         click.echo(f"kb: {notice}", err=True)
     hits = results.hits if every else results.hits[:limit]
+    cut = len(hits) < len(results.hits)
     if results.relaxed:
         complete = [hit for hit in hits if not hit.missing]
         if (as_paths or print0) and complete:
             hits = complete  # a script gets the notes that hold every word
+            cut = len([hit for hit in results.hits if not hit.missing]) > len(hits)
         elif not complete:
             click.echo("kb: no note holds every word; these hold some of them", err=True)
     if as_json:
@@ -442,7 +444,7 @@ def search(
                 click.echo(_path_line(file))
     else:
         _print_hits(hits)
-    if len(hits) < len(results.hits):
+    if cut:
         shown = f"{len(hits)} note" if len(hits) == 1 else f"{len(hits)} notes"
         click.echo(f"kb: showing the first {shown} of more; use --all or a larger -n", err=True)
     if not hits:
@@ -535,7 +537,10 @@ def _print_connections(found: Connections) -> None:
     click.echo(f"\nBacklinks ({len(found.backlinks)})")
     for back in sorted(found.backlinks, key=lambda b: (not b.rel, b.rel, b.path)):
         label = f"{one_line(back.rel)}: " if back.rel else ""
-        click.echo(f"  {label}{one_line(back.title)}  {one_line(back.path)}:{back.line}")
+        click.echo(f"  {label}{one_line(back.title)}  {one_line(back.path)}")
+        for place in back.places:  # every link from that note, with its line
+            written = f"“{one_line(place.context)}”" if place.context else f"({place.kind})"
+            click.echo(f"      :{place.line}  {written}")
     click.echo(f"\nMentions ({len(found.mentions)})")
     for mention in found.mentions:
         where = f":{mention.line}" if mention.line else ""

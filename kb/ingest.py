@@ -154,7 +154,7 @@ def load_file(job: LoadJob) -> LoadResult:
         parsed = fallback_note(file.rel, decoded.text, repr(exc))
     if decoded.warning:
         parsed.problems.insert(0, Problem("encoding", decoded.warning))
-    streams = _streams(parsed) if job.with_streams else None
+    streams = _streams(parsed, file.rel) if job.with_streams else None
     # Compressed here, in the worker: zlib was the main process's largest write cost.
     packed = (pack_text(parsed.text), pack_text(parsed.code))
     record = NoteRecord(
@@ -177,10 +177,10 @@ def _not_a_file(file: NoteFile, kind: str, size: int, mtime_ns: int) -> LoadResu
     return LoadResult(file, "skipped", size=size, mtime_ns=mtime_ns, problems=[problem])
 
 
-def _streams(parsed: ParsedNote) -> tuple[str, ...]:
+def _streams(parsed: ParsedNote, rel: str) -> tuple[str, ...]:
     from kb.engines.plan import document_streams
 
-    return document_streams(document_of(parsed))
+    return document_streams(document_of(parsed, rel))
 
 
 def _init_worker(parent: int) -> None:
@@ -333,6 +333,7 @@ class Ingester:
         self.index_is_empty = False  # then there is nothing in it to delete
         # For link resolution: notes written this run, and the names notes had before.
         self.written_ids: set[int] = set()
+        self.unindexed: set[int] = set()  # notes whose old document left the index this run
         # A Hugo, Jekyll or docs site: its URL rules give each note its site addresses.
         from kb.sites import find_site, site_links
 
@@ -486,13 +487,12 @@ class Ingester:
         """Write a batch of notes to the store and the index; returns their ids."""
         existing = list(self.store.notes.ids_of(r.path for r in batch).values())
         self._remember_names(existing)
-        if not self.index_is_empty and self.streams is None:
-            self.index.delete(self.store.notes.search_documents(existing))
+        self._unindex(existing)
         self._add_site_urls(batch)
         ids = self.store.notes.write(batch, self._bump())
         self.written_ids.update(ids)
         for note_id, record in zip(ids, batch, strict=True):
-            streams = record.streams or _streams(record.parsed)
+            streams = record.streams or _streams(record.parsed, record.rel)
             self.index.add(note_id, streams)
             self.store.vocabulary.add(vocabulary_words(streams))
             if self.streams is not None:
@@ -508,6 +508,13 @@ class Ingester:
             own = record.parsed.url_aliases
             own.extend(url for url in self.site.urls(file, record.parsed) if url not in own)
 
+    def _unindex(self, note_ids: list[int]) -> None:
+        """Take stored notes' documents out of an index kept in the store, once each."""
+        pending = [i for i in note_ids if i not in self.unindexed]
+        self.unindexed.update(pending)
+        if pending and not self.index_is_empty and self.streams is None:
+            self.index.delete(self.store.notes.search_documents(pending))
+
     def _remove(self, paths: Iterable[str]) -> int:
         """Remove notes from the index and the store (tombstones record it)."""
         paths = list(paths)
@@ -516,8 +523,7 @@ class Ingester:
         existing = list(self.store.notes.ids_of(paths).values())
         self._remember_names(existing)
         self.lost_links.update(self.store.links.targeting(existing))
-        if not self.index_is_empty and self.streams is None:
-            self.index.delete(self.store.notes.search_documents(existing))
+        self._unindex(existing)
         return self.store.notes.remove(paths, self._bump())
 
     def _remember_names(self, note_ids: list[int]) -> None:
@@ -667,6 +673,9 @@ class Ingester:
                 removed.discard(moved_from)
                 file = result.file
                 self._remember_names([stamps[moved_from].note_id or 0])
+                # The path is searched too: take the note out of the index under its old
+                # path before the store forgets it.
+                self._unindex([stamps[moved_from].note_id or 0])
                 self.store.notes.move(
                     stamps[moved_from].note_id or 0,
                     path,

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from kb.check import CheckProblem
     from kb.connections import Connections, Mention, Related
     from kb.engines import EngineEntry, SearchEngine
+    from kb.glossary import Glossary
     from kb.graph import Graph
     from kb.ingest import IngestStats, ProgressCallback
     from kb.links import LinkIndex
@@ -55,6 +56,7 @@ class KnowledgeBase:
         # side and never wait for the writer), so any thread may call any method.
         self._local = threading.local()
         self._readers: weakref.WeakSet[_Reader] = weakref.WeakSet()
+        self._glossary: Glossary | None = None
         self._epoch = 0  # bumped when every thread must reopen its reader (a store rebuilt)
         self._lock = threading.Lock()  # guards the shared caches below and _readers
         self._related_cache: dict[tuple[int, int, int], list[Related]] = {}
@@ -195,15 +197,34 @@ class KnowledgeBase:
         return reader.engine[1]
 
     @_store_errors
-    def search(self, text: str, limit: int = 20, prefix: bool = False) -> SearchResults:
+    def search(
+        self, text: str, limit: int = 20, prefix: bool = False, exact: bool = False
+    ) -> SearchResults:
         """Search the notes with kb's query language.
 
         With ``prefix`` (search as you type) an unfinished last word of 3 or more
-        characters counts as a prefix. Raises QuerySyntaxError for bad syntax.
+        characters counts as a prefix. ``exact`` turns off typos, partial words, stems
+        and the glossary. Raises QuerySyntaxError for bad syntax.
         """
         from kb.search import run_search
 
-        return run_search(self._store, self.engine(), text, limit=limit, prefix_last=prefix)
+        return run_search(
+            self._store,
+            self.engine(),
+            text,
+            limit=limit,
+            prefix_last=prefix,
+            exact=exact,
+            glossary=None if exact else self.glossary(),
+        )
+
+    def glossary(self) -> Glossary:
+        """The shipped Chinese↔English glossary with kb.yaml's ``synonyms:``, loaded once."""
+        if self._glossary is None:
+            from kb.glossary import load_glossary
+
+            self._glossary = load_glossary(self.config.synonyms)
+        return self._glossary
 
     # -- the command line's lists: kb list, recent, tags, stats, show -------------------
 
@@ -315,7 +336,7 @@ class KnowledgeBase:
         return Connections(
             note,
             outgoing=outgoing(self._store, note.id),
-            backlinks=backlinks(self._store, note.id),
+            backlinks=backlinks(self._store, note.id, self.note_file),
             mentions=self.mentions(note.id),
             related=self.related(note.id, related_limit),
         )

@@ -23,8 +23,11 @@ MIN_PREFIX_CHARS = 2
 PREFIX_MODE_MIN_CHARS = 3
 FIELDS = ("tag", "title", "path", "series", "category", "date", "draft")
 _FIELD_ALIASES = {"tags": "tag", "categories": "category"}
+# A word may hold a call's parentheses (`Thread.sleep()`, `f(x)`): a `(` after a word
+# character that closes before the next space is part of the word, not a group.
 _LEXEME = re.compile(
-    r'\s*(?:(?P<open>\()|(?P<close>\))|(?P<quote>-?"[^"]*"?)|(?P<word>[^\s()"]+(?:"[^"]*"?)?))'
+    r'\s*(?:(?P<open>\()|(?P<close>\))|(?P<quote>-?"[^"]*"?)'
+    r'|(?P<word>[^\s()"]+(?:\([^\s()"]*\)[^\s()"]*)*(?:"[^"]*"?)?))'
 )
 _CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 MAX_DEPTH = 12  # nested groups and NOTs; deeper is a typo, not a query
@@ -73,6 +76,7 @@ Node = Word | Phrase | Field | Not | And | Or
 class Query(Value):
     root: Node
     text: str
+    explicit: bool = False  # AND or OR written out: the words mean exactly that
 
     def positive_terms(self) -> list[Word | Phrase | Field]:
         """Words, phrases and title filters not under a NOT: what ranks and highlights."""
@@ -126,6 +130,7 @@ def parse_query(text: str, prefix_last: bool = False) -> Query:
     lexemes = _lex(text)
     if not lexemes:
         raise QuerySyntaxError("empty query: give a word, a phrase or a filter such as tag:x")
+    explicit = any(lexeme.kind in ("AND", "OR") for lexeme in lexemes)
     parser = _Parser(lexemes)
     root = parser.parse()
     if prefix_last and not text.endswith((" ", ")", '"')):
@@ -139,7 +144,7 @@ def parse_query(text: str, prefix_last: bool = False) -> Query:
             f"the query has too many different terms ({cost}, a prefix* or a lone Chinese "
             f"character counting {EXPANDING_COST}); at most {MAX_TERMS} are allowed"
         )
-    return Query(root, text)
+    return Query(root, text, explicit)
 
 
 def query_cost(node: Node) -> int:
@@ -220,7 +225,9 @@ def _lex(text: str) -> list[_Lexeme]:
         kind = match.lastgroup or "word"
         value = match.group(kind)
         if kind == "quote" and (len(value.lstrip("-")) < 2 or not value.endswith('"')):
-            raise QuerySyntaxError('unclosed " in the query')
+            # An unclosed quote is read as text: `5" screen`, or a phrase being typed.
+            lexemes.extend(_Lexeme("word", w) for w in value.replace('"', " ").split())
+            continue
         if kind == "word" and value in ("OR", "AND", "NOT"):
             kind = value
         lexemes.append(_Lexeme(kind, value))
@@ -327,7 +334,7 @@ def _word(text: str) -> Node:
     field = _FIELD_ALIASES.get(name.lower(), name.lower())
     if sep and field in FIELDS:
         return _field(field, value)
-    if text.endswith("*"):
+    if text.endswith("*") and _searchable(text):  # a lone operator (`select *`) is dropped
         stem = text.rstrip("*")
         if len(stem) < MIN_PREFIX_CHARS:
             raise QuerySyntaxError(
@@ -336,6 +343,12 @@ def _word(text: str) -> Node:
             )
         return Word(stem, prefix=True)
     return Word(text)
+
+
+def _searchable(text: str) -> bool:
+    from kb.tokenize import segments
+
+    return any(True for _ in segments(text))
 
 
 def _field(name: str, value: str) -> Field:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from kb.engines import SearchEngine
-from kb.query import Phrase, Query, Word, parse_query
-from kb.snippets import highlight_spans, make_snippet, term_patterns
+from kb.analysis import FEW_MATCHES, Reading, read_query
+from kb.engines import EngineHit, SearchEngine
+from kb.engines.plan import QueryPlan, plan_query
+from kb.query import And, Or, Phrase, Query, Word, parse_query
+from kb.snippets import highlight_spans, make_snippet, reading_patterns
 from kb.store import Store
 from kb.text import clean_line, json_text
+
+if TYPE_CHECKING:
+    from kb.glossary import Glossary
 
 DEFAULT_LIMIT = 20
 
@@ -26,6 +31,8 @@ class SearchHit(NamedTuple):
     highlights: list[tuple[int, int]]  # spans in snippet
     title_highlights: list[tuple[int, int]]
     score: float
+    matched: list[str]  # the query's words this note holds (as typed, or as corrected)
+    missing: list[str]  # the words it lacks: only when too few notes hold them all
 
     def as_json(self) -> dict[str, object]:
         data = self._asdict()
@@ -42,10 +49,20 @@ class SearchResults:
     hits: list[SearchHit] = field(default_factory=list)
     suggestion: str | None = None
     warning: str | None = None
+    notices: list[str] = field(default_factory=list)  # how the query was read
+    relaxed: bool = False  # some hits lack some of the words
 
     def to_json(self) -> str:
         # json_text: exact values, with C1 and bidi controls escaped as \u sequences.
         return json_text([hit.as_json() for hit in self.hits], indent=2)
+
+
+RELAX_BELOW = 10  # fewer notes than this hold every word: notes holding some follow
+POOL = 50  # the engine's best this many are ordered by the tiers below
+# A hub page (a README, an index) is mostly links: at least this many links to notes, and
+# fewer words than this per link. It ranks below the notes it lists.
+HUB_LINKS = 8
+HUB_WORDS_PER_LINK = 30
 
 
 def run_search(
@@ -54,20 +71,43 @@ def run_search(
     text: str,
     limit: int = DEFAULT_LIMIT,
     prefix_last: bool = False,
+    exact: bool = False,
+    glossary: Glossary | None = None,
 ) -> SearchResults:
-    """Search ``text`` (kb's query language). Raises QuerySyntaxError on bad syntax."""
+    """Search ``text`` (kb's query language). Raises QuerySyntaxError on bad syntax.
+
+    Notes holding every content word come first; when fewer than ``RELAX_BELOW`` do,
+    notes holding some of them follow, most words and rarest first. Within each, a
+    note holding the words as typed ranks above one holding only their variants or
+    partners, and a hub page below the notes it lists."""
     query = parse_query(text, prefix_last=prefix_last)
-    results = SearchResults(query)
+    reading = read_query(
+        query,
+        store.vocabulary,
+        lambda t: engine.count(t, FEW_MATCHES),
+        None if exact else glossary,
+        exact=exact,
+    )
+    planned = plan_query(query, reading)
+    results = SearchResults(query, notices=reading.notices())
     if not engine.is_ready():
         results.warning = "the search index is missing or behind the notes: run 'kb ingest'"
-    engine_hits = engine.search(query, limit)
-    patterns = term_patterns(query.positive_terms())
-    for engine_hit in engine_hits:
-        row = store.notes.by_id(engine_hit.note_id)
+    pool = max(limit, POOL)
+    strict = engine.search(planned, pool)
+    loose: list[EngineHit] = []
+    if reading.relaxable and len(strict) < RELAX_BELOW:
+        seen = {hit.note_id for hit in strict}
+        relaxed_plan = plan_query(query, _relaxed(reading))
+        loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
+    facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
+    order = _order(store, engine, reading, planned, strict, loose, facts)
+    patterns = reading_patterns(reading)
+    for note_id, score, matched, missing in order[:limit]:
+        row = store.notes.by_id(note_id)
         if row is None:
             continue
         title = clean_line(row.title)
-        snippet, spans = make_snippet(row.text or row.summary or "", patterns)
+        snippet, spans = make_snippet(row.text or row.summary or "", patterns, code=row.code)
         results.hits.append(
             SearchHit(
                 note_id=row.id,
@@ -80,12 +120,80 @@ def run_search(
                 snippet=snippet,
                 highlights=spans,
                 title_highlights=highlight_spans(title, patterns),
-                score=engine_hit.score,
+                score=score,
+                matched=matched,
+                missing=missing,
             )
         )
+    results.relaxed = any(hit.missing for hit in results.hits)
     if not results.hits:
         results.suggestion = _suggest(engine, query)
     return results
+
+
+def _relaxed(reading: Reading) -> Reading:
+    """The same reading with the top-level words ORed: notes holding any of them."""
+    root = reading.query.root
+    children = root.children if isinstance(root, And) else (root,)
+    words = tuple(c for c in children if isinstance(c, Word))
+    rest = tuple(c for c in children if not isinstance(c, Word))
+    loosened = And((Or(words), *rest)) if rest else Or(words)
+    return Reading(
+        Query(loosened, reading.query.text, reading.query.explicit),
+        reading.words,
+        reading.intact,
+        relaxable=False,
+    )
+
+
+def _order(
+    store: Store,
+    engine: SearchEngine,
+    reading: Reading,
+    planned: QueryPlan,
+    strict: list[EngineHit],
+    loose: list[EngineHit],
+    facts: dict[int, tuple[str, int]],
+) -> list[tuple[int, float, list[str], list[str]]]:
+    """(note, score, words matched, words missing), best first."""
+    hits = [h for h in (*strict, *loose) if h.note_id in facts]
+    ids = [h.note_id for h in hits]
+    labels = [r.shown_as or r.word.text for r in reading.words]
+    simple = len(reading.words) <= 1 and not reading.intact and not loose
+    simple = simple and all(r.alternatives() == (r.exact,) for r in reading.words)
+    if simple or not ids:
+        return [(h.note_id, h.score, list(labels), []) for h in hits]
+    holding: list[set[int]] = []
+    as_typed: list[set[int]] = []
+    for word in reading.words:
+        alternatives = word.alternatives()
+        anyone = engine.holders(planned.text_of(word.word) or word.exact, ids)
+        holding.append(anyone)
+        as_typed.append(engine.holders(word.exact, ids) if len(alternatives) > 1 else anyone)
+    intact = [engine.holders(text, ids) for text in reading.intact]
+    links = store.links.note_link_counts(ids)
+    strict_ids = {h.note_id for h in strict}
+
+    def is_hub(note_id: int) -> bool:
+        count = links.get(note_id, 0)
+        return count >= HUB_LINKS and facts[note_id][1] < count * HUB_WORDS_PER_LINK
+
+    def key(item: tuple[int, EngineHit]) -> tuple[object, ...]:
+        position, hit = item
+        note_id = hit.note_id
+        held = sum(note_id in h for h in holding)
+        typed = sum(note_id in t for t in as_typed) + sum(note_id in t for t in intact)
+        titled = facts[note_id][0].lower() == planned.title_key
+        return (note_id not in strict_ids, -held, not titled, -typed, is_hub(note_id), position)
+
+    ordered = sorted(enumerate(hits), key=key)
+    result = []
+    for _, hit in ordered:
+        matched = [label for label, h in zip(labels, holding, strict=True) if hit.note_id in h]
+        # A note the query matched as written lacks nothing (`a OR b` needs one of them).
+        missing = [] if hit.note_id in strict_ids else [w for w in labels if w not in matched]
+        result.append((hit.note_id, hit.score, matched, missing))
+    return result
 
 
 def _suggest(engine: SearchEngine, query: Query) -> str | None:

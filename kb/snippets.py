@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from kb.query import Field, Phrase, Word
 from kb.text import CJK_CHAR, CONTROL_CHARS
 from kb.tokenize import segments
 
+if TYPE_CHECKING:
+    from kb.analysis import Reading
+    from kb.engines.plan import Text
+
 SNIPPET_CHARS = 160
 _LEAD = 40
 _CONTROL_OR_BREAK = re.compile(rf"[\t\n{CONTROL_CHARS}]")
+_CJK = re.compile(f"[{CJK_CHAR}]")
+_LATIN = re.compile(rf"[^\W_{CJK_CHAR}]")
 
 
 def term_patterns(terms: Iterable[Word | Phrase | Field]) -> list[re.Pattern[str]]:
@@ -38,6 +46,56 @@ def term_patterns(terms: Iterable[Word | Phrase | Field]) -> list[re.Pattern[str
     return patterns
 
 
+def reading_patterns(reading: Reading) -> list[re.Pattern[str]]:
+    """Patterns for everything a query as read may have matched: each word's forms
+    (variants, partners, corrections), unsplit runs, phrases and title filters."""
+    from kb.query import Field, Phrase
+
+    patterns: list[re.Pattern[str]] = []
+    for word in reading.words:
+        for text in word.alternatives():
+            patterns.extend(_plan_patterns(text))
+    for text in reading.intact:
+        patterns.extend(_plan_patterns(text))
+    others = [t for t in reading.query.positive_terms() if isinstance(t, Phrase | Field)]
+    patterns.extend(term_patterns(others))
+    unique: dict[str, re.Pattern[str]] = {}
+    for pattern in patterns:
+        unique.setdefault(pattern.pattern, pattern)
+    return list(unique.values())
+
+
+def _plan_patterns(text: Text) -> list[re.Pattern[str]]:
+    from kb.engines import plan
+
+    if isinstance(text, plan.Term):
+        return [_token_pattern(text.token)]
+    if isinstance(text, plan.Prefix):
+        return [re.compile(re.escape(text.stem) + rf"[^\W{CJK_CHAR}]*", re.IGNORECASE)]
+    if isinstance(text, plan.CharPrefix):
+        return [re.compile(re.escape(text.char))]
+    if isinstance(text, plan.Bigrams | plan.Sequence):
+        pieces: list[str] = []
+        for token in text.tokens:
+            cjk = _CJK.match(token) is not None
+            if cjk and pieces and len(token) == 2 and pieces[-1].endswith(token[0]):
+                pieces[-1] += token[1]  # the next bigram of the same run
+            else:
+                pieces.append(token)
+        pattern = r"[\W_]*".join(re.escape(p) for p in pieces)
+        return [re.compile(pattern, re.IGNORECASE)]
+    if isinstance(text, plan.AnyOf | plan.AllOf):
+        return [p for child in text.children for p in _plan_patterns(child)]
+    return _plan_patterns(text.child)
+
+
+def _token_pattern(token: str) -> re.Pattern[str]:
+    pattern = re.escape(token)
+    if len(token) <= 2 and not _CJK.match(token):
+        pattern = rf"(?<![^\W_]){pattern}(?![^\W_])"
+    return re.compile(pattern, re.IGNORECASE)
+
+
 def find_spans(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[int, int, int]]:
     """(start, end, pattern index) of every match, in text order, without overlaps."""
     spans = sorted(
@@ -59,20 +117,46 @@ def highlight_spans(text: str, patterns: list[re.Pattern[str]]) -> list[tuple[in
 
 
 def make_snippet(
-    text: str, patterns: list[re.Pattern[str]], width: int = SNIPPET_CHARS
+    text: str, patterns: list[re.Pattern[str]], width: int = SNIPPET_CHARS, code: str = ""
 ) -> tuple[str, list[tuple[int, int]]]:
-    """The window of ``text`` that shows the most distinct terms, and their spans in it."""
+    """The window of ``text`` that shows the most distinct terms, and their spans in it.
+    When only the code matches, the first matching code line, in backticks."""
     spans = find_spans(text, patterns)
     if not spans:
+        line = _code_line(code, patterns) if code else None
+        if line is not None:
+            found, line_spans = line
+            return f"`{found}`", [(s + 1, e + 1) for s, e, _ in line_spans]
         return _flatten(_cut(text, 0, width)), []
     start = _snap_start(text, max(0, _best_start(spans, width - _LEAD) - _LEAD))
-    end = min(len(text), start + width)
+    end = _snap_end(text, min(len(text), start + width))
     prefix = "…" if start > 0 else ""
     suffix = "…" if end < len(text) else ""
     window = _flatten(text[start:end])
     shift = len(prefix) - start
     inside = [(s + shift, e + shift) for s, e, _ in spans if s >= start and e <= end]
     return prefix + window + suffix, inside
+
+
+def _code_line(
+    code: str, patterns: list[re.Pattern[str]]
+) -> tuple[str, list[tuple[int, int, int]]] | None:
+    """The first code line holding a match, trimmed, with its spans."""
+    spans = find_spans(code, patterns)
+    if not spans:
+        return None
+    first = spans[0][0]
+    line_start = code.rfind("\n", 0, first) + 1
+    line_end = code.find("\n", first)
+    line_end = len(code) if line_end == -1 else line_end
+    raw = code[line_start:line_end]
+    indent = len(raw) - len(raw.lstrip())
+    line = _flatten(raw.strip())[:SNIPPET_CHARS]
+    offset = line_start + indent
+    inside = [
+        (s - offset, e - offset, i) for s, e, i in spans if s >= offset and e - offset <= len(line)
+    ]
+    return line, inside
 
 
 def _best_start(spans: list[tuple[int, int, int]], reach: int) -> int:
@@ -99,15 +183,51 @@ def _best_start(spans: list[tuple[int, int, int]], reach: int) -> int:
 
 
 def _snap_start(text: str, start: int) -> int:
-    """Start after a line break or space near ``start`` rather than mid-word."""
+    """Start after a line break, a space or Chinese punctuation near ``start``, never
+    inside a Latin word or a grapheme."""
     if start == 0:
         return 0
-    window = text[start : start + 12]
-    for mark in ("\n", " ", "。", "，"):
+    window = text[start : start + 16]
+    for mark in ("\n", "。", "，", "；", " "):
         found = window.find(mark)
         if found != -1:
             return start + found + 1
+    while start < len(text) and (_inside_word(text, start) or _joins(text[start])):
+        start += 1
     return start
+
+
+def _snap_end(text: str, end: int) -> int:
+    """End before a Latin word or grapheme that ``end`` would cut (back to its start, or
+    on to its end when the word is longer than the lead)."""
+    if end >= len(text):
+        return len(text)
+    cut = end
+    while cut > 0 and (_inside_word(text, cut) or _joins(text[cut])):
+        cut -= 1
+    if end - cut <= _LEAD and cut > 0:
+        return cut
+    while end < len(text) and (_inside_word(text, end) or _joins(text[end])):
+        end += 1
+    return end
+
+
+def _inside_word(text: str, position: int) -> bool:
+    """Whether ``position`` falls between two characters of one Latin word or number."""
+    if position <= 0 or position >= len(text):
+        return False
+    before, after = text[position - 1], text[position]
+    return _LATIN.match(before) is not None and _LATIN.match(after) is not None
+
+
+def _joins(char: str) -> bool:
+    """A character that belongs to the one before it: a combining mark, a variation
+    selector, a zero-width joiner (and what follows a joiner is kept by the loop)."""
+    return (
+        unicodedata.combining(char) > 0
+        or char in "\u200d\ufe0e\ufe0f"
+        or ("\U0001f3fb" <= char <= "\U0001f3ff")
+    )
 
 
 def _cut(text: str, start: int, width: int) -> str:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from kb.documents import path_words
 from kb.knowledge_base import KnowledgeBase
 from tests.conftest import SHARED_CORPORA
 
@@ -100,6 +101,7 @@ def _searchable_text(kb: KnowledgeBase, note: dict) -> str:
     parts += store.terms.of_note("categories", note.id)
     parts += [r.alias for r in store.notes.aliases(note.id) if r.kind == "name"]
     parts += [r.text for r in store.notes.headings(note.id)]
+    parts += [path_words(note.rel)]  # file and folder names are searched too
     return "\n".join(parts)
 
 
@@ -115,5 +117,18 @@ def test_advanced_java_every_word_found_exactly_where_it_is(java_kb, word: str) 
     notes = [java_kb._store.notes.by_path(row.path) for row in java_kb._store.notes.listing()]
     expected = {n.path for n in notes if _contains(word, _searchable_text(java_kb, n))}
     assert expected, f"pick another word: {word} is in no note"
-    found = {hit.path for hit in java_kb.search(word, limit=1000).hits}
+    # --exact: the word as written (its glossary partners and inflections would add more);
+    # a Chinese run in quotes, as one phrase (unquoted, it is split into its words).
+    query = word if word.isascii() else f'"{word}"'
+    found = {hit.path for hit in java_kb.search(query, limit=1000, exact=True).hits}
     assert found == expected
+
+
+@pytest.mark.parametrize("run", ["过期策略", "数据一致性", "服务降级"])
+def test_advanced_java_a_run_found_intact_ranks_first(java_kb, run: str) -> None:
+    """Unquoted, a run is split into words found anywhere, but the notes holding it
+    intact come first."""
+    hits = java_kb.search(run, limit=1000).hits
+    intact = {hit.path for hit in java_kb.search(f'"{run}"', limit=1000, exact=True).hits}
+    assert intact
+    assert {hit.path for hit in hits[: len(intact)]} == intact

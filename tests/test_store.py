@@ -204,8 +204,9 @@ def test_search_documents_are_made_from_the_stored_note(store: Store) -> None:
     assert note_id == ids(store)["notes/a.md"]
     assert document == search_document(
         "Alpha", ["A note"], ["db/sql", "Redis"], ["Intro"], [], ["Alpha", "Usage"],
-        "Alpha text", "print(1)",
+        "Alpha text", "print(1)", [], "a.md",
     )  # fmt: skip
+    assert document.headings.splitlines()[-1] == "a"  # the file name is searched
     assert store.notes.search_documents([999]) == []
 
 

@@ -8,7 +8,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from operator import itemgetter
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol
 
@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from kb.documents import SearchDocument
+    from kb.engines.plan import QueryPlan, Text
     from kb.query import Query
     from kb.store import Store
 
@@ -36,8 +37,16 @@ class SearchEngine(Protocol):
         """Whether the index exists and reflects the store; search warns when it does not."""
         ...
 
-    def search(self, query: Query, limit: int) -> list[EngineHit]:
-        """Note ids matching ``query``, best first."""
+    def search(self, query: Query | QueryPlan, limit: int) -> list[EngineHit]:
+        """Note ids matching ``query`` (or its plan, as ``kb.analysis`` read it), best first."""
+        ...
+
+    def count(self, text: Text, cap: int) -> int:
+        """How many notes match a plan node, counted up to ``cap``."""
+        ...
+
+    def holders(self, text: Text, among: Collection[int]) -> set[int]:
+        """Which of the notes ``among`` match a plan node."""
         ...
 
     def vocabulary_near(self, word: str, limit: int) -> list[str]:

@@ -11,7 +11,7 @@ tokenizer's signature is recorded, and a change rebuilds the index.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 from kb.documents import SearchDocument
@@ -49,6 +49,7 @@ _DDL = (
     f"CREATE VIRTUAL TABLE {TABLE}_vocab USING fts5vocab({TABLE}, 'row')",
 )
 _META_SIGNATURE = "fts5_signature"
+_LOOKUP_AT_MOST = 500  # notes looked up one by one; more are matched in full, then kept
 _META_GENERATION = "fts5_generation"
 
 
@@ -165,20 +166,16 @@ def match_expression(text: plan.Text) -> str:
     return f"{TITLE_COLUMNS} : ({match_expression(text.child)})"
 
 
-def text_expression(node: Node) -> str | None:
-    """FTS5 for a node made only of words, phrases and title filters (else None)."""
-    text = plan.text_plan(node)
-    return match_expression(text) if text is not None else None
-
-
 class _SqlBuilder:
     """Compiles a query tree to a WHERE clause over ``notes n``."""
 
-    def __init__(self) -> None:
+    def __init__(self, planned: QueryPlan) -> None:
+        self.planned = planned
         self.params: list[object] = []
 
     def build(self, node: Node) -> str:
-        expression = text_expression(node)
+        text = self.planned.text_of(node)
+        expression = match_expression(text) if text is not None else None
         if expression is not None:
             self.params.append(expression)
             return f"n.id IN (SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?)"
@@ -215,8 +212,8 @@ class Fts5Engine:
         # and a new dictionary only changes ranking; the next ingest re-indexes for it.
         return (signature or "").startswith(query_signature() + ";") and generation == synced
 
-    def search(self, query: Query, limit: int) -> list[EngineHit]:
-        planned = plan_query(query)
+    def search(self, query: Query | QueryPlan, limit: int) -> list[EngineHit]:
+        planned = query if isinstance(query, QueryPlan) else plan_query(query)
         try:
             if planned.required is not None:
                 return self._search_text(planned, match_expression(planned.required), limit)
@@ -231,7 +228,8 @@ class Fts5Engine:
         # R AND (R OR boosts) matches exactly what R matches; bm25 also weighs the boosts.
         # Without boosts R alone ranks the same (bm25 sums over phrases, and R's positive
         # phrases would only count twice) at half the cost: every phrase is scored per hit.
-        expression = f"{required} AND ({_ranking(planned)})" if planned.boosts else required
+        widened = planned.boosts or planned.preferred
+        expression = f"{required} AND ({_ranking(planned)})" if widened else required
         rows = self.conn.execute(
             f"SELECT rowid, -bm25({TABLE}, {_WEIGHTS_SQL}) AS score FROM {TABLE} "
             f"WHERE {TABLE} MATCH ? ORDER BY score DESC LIMIT ?",
@@ -254,7 +252,7 @@ class Fts5Engine:
 
     def _search_general(self, planned: QueryPlan, limit: int) -> list[EngineHit]:
         """Filters, and NOT or OR mixed with them: a WHERE clause over notes."""
-        builder = _SqlBuilder()
+        builder = _SqlBuilder(planned)
         where = builder.build(planned.root)
         ranking = _ranking(planned)
         params: list[object] = []
@@ -276,6 +274,41 @@ class Fts5Engine:
         )
         rows = self.conn.execute(sql, params).fetchall()
         return [EngineHit(int(row[0]), float(row[1])) for row in rows]
+
+    def count(self, text: plan.Text, cap: int) -> int:
+        """How many notes match ``text``, counted up to ``cap``."""
+        try:
+            (found,) = self.conn.execute(
+                f"SELECT count(*) FROM (SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? "
+                "LIMIT ?)",
+                (match_expression(text), cap),
+            ).fetchone()
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return 0
+            raise
+        return int(found)
+
+    def holders(self, text: plan.Text, among: Collection[int]) -> set[int]:
+        """Which of the notes ``among`` match ``text``."""
+        expression = match_expression(text)
+        try:
+            if len(among) <= _LOOKUP_AT_MOST:
+                marks = ", ".join("?" for _ in among)
+                rows = self.conn.execute(
+                    f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid IN ({marks})",
+                    (expression, *among),
+                )
+                return {int(row[0]) for row in rows}
+            rows = self.conn.execute(
+                f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?", (expression,)
+            )
+            wanted = set(among)
+            return {int(row[0]) for row in rows if row[0] in wanted}
+        except sqlite3.OperationalError as exc:
+            if "no such table" in str(exc):
+                return set()
+            raise
 
     def more_like_this(
         self, note_id: int, document: SearchDocument, limit: int = 30
@@ -319,7 +352,7 @@ class Fts5Engine:
 def _ranking(planned: QueryPlan) -> str:
     """Every positive term, whichever of them a note matched, plus the dictionary words a
     Chinese term may be, matched only in the side columns (optional boosts)."""
-    parts = [match_expression(t) for t in planned.ranking]
+    parts = [match_expression(t) for t in (*planned.ranking, *planned.preferred)]
     if planned.boosts:
         parts.append(f"{SIDE_COLUMNS} : ({' OR '.join(_quote(p) for p in planned.boosts)})")
     return " OR ".join(parts)

@@ -14,6 +14,8 @@ strings, whoosh Query objects) and never look at the query text or the tokenizer
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from kb.documents import FIELDS, SearchDocument
 from kb.query import And, Field, Node, Not, Or, Query, Word
@@ -22,13 +24,16 @@ from kb.text import CJK_CHAR
 from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
 from kb.values import Value
 
+if TYPE_CHECKING:
+    from kb.analysis import Reading
+
 # -- the stream layout ---------------------------------------------------------------
 
 STREAMS = tuple(name for field in FIELDS for name in (field, f"{field}_x"))
 TITLE_STREAMS = ("title", "title_x")
 SIDE_STREAMS = tuple(name for name in STREAMS if name.endswith("_x"))
 # Bump when kb's tokens change: every index is then rebuilt by the next ingest.
-TOKENIZER_VERSION = "2"
+TOKENIZER_VERSION = "3"
 
 
 def query_signature() -> str:
@@ -146,41 +151,69 @@ MAX_BOOSTS = 24
 
 
 class QueryPlan(Value):
-    root: Node  # the parsed tree, for the filters an engine evaluates itself
+    root: Node  # the query tree as read, for the filters an engine evaluates itself
     required: Text | None  # the whole query, when it is made of text alone
     ranking: tuple[Text, ...]  # each positive term, whichever of them a note matched
     boosts: tuple[str, ...]  # dictionary words a Chinese term may be: side streams, optional
     title_key: str  # a note titled so comes first
+    # Each word's plan with its alternatives (kb.analysis): what a note must match for it.
+    expanded: tuple[tuple[Word, Text], ...] = ()
+    preferred: tuple[Text, ...] = ()  # exact forms and unsplit runs: counted again in rank
+
+    def text_of(self, node: Node) -> Text | None:
+        """The plan of a node of ``root`` made only of text (see ``text_plan``)."""
+        return text_plan(node, dict(self.expanded))
 
 
-def plan_query(query: Query) -> QueryPlan:
-    ranking = (text_plan(term) for term in query.positive_terms())
+def plan_query(query: Query, reading: Reading | None = None) -> QueryPlan:
+    """What ``query`` asks of the streams; with a ``reading`` (kb.analysis), its words as
+    read: split, with their alternatives."""
+    from kb.analysis import with_words
+
+    read = reading.query if reading is not None else query
+    expanded = with_words(reading.words) if reading is not None else {}
+    ranking = (text_plan(term, expanded) for term in read.positive_terms())
+    preferred: tuple[Text, ...] = ()
+    if reading is not None:
+        preferred = tuple(
+            dict.fromkeys(
+                [
+                    *(r.exact for r in reading.words if r.alternatives() != (r.exact,)),
+                    *reading.intact,
+                ]
+            )
+        )
     return QueryPlan(
-        root=query.root,
-        required=text_plan(query.root),
+        root=read.root,
+        required=text_plan(read.root, expanded),
         ranking=tuple(t for t in ranking if t is not None),
         boosts=tuple(query.dictionary_pieces(MAX_BOOSTS)),
         title_key=query.title_key(),
+        expanded=tuple(expanded.items()),
+        preferred=preferred,
     )
 
 
-def text_plan(node: Node) -> Text | None:
+def text_plan(node: Node, expanded: Mapping[Word, Text] | None = None) -> Text | None:
     """The plan of a node made only of words, phrases and title filters; None for
-    anything holding another filter, or nothing searchable."""
+    anything holding another filter, or nothing searchable. ``expanded`` gives the plan of
+    a word read with its alternatives."""
     if isinstance(node, Word):
+        if expanded and node in expanded:
+            return expanded[node]
         return word_plan(node.text, node.prefix)
     if isinstance(node, QueryPhrase):
         return phrase_plan(node.text)
     if isinstance(node, Field):
         return _title_plan(node) if node.name == "title" else None
     if isinstance(node, Or):
-        alternatives = [text_plan(c) for c in node.children]
+        alternatives = [text_plan(c, expanded) for c in node.children]
         if any(a is None for a in alternatives):
             return None
         return AnyOf(tuple(a for a in alternatives if a is not None))
     if isinstance(node, And):
-        positive = [text_plan(c) for c in node.children if not isinstance(c, Not)]
-        negative = [text_plan(c.child) for c in node.children if isinstance(c, Not)]
+        positive = [text_plan(c, expanded) for c in node.children if not isinstance(c, Not)]
+        negative = [text_plan(c.child, expanded) for c in node.children if isinstance(c, Not)]
         if not positive or any(p is None for p in positive + negative):
             return None
         return AllOf(

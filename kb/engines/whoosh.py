@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import shutil
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -323,33 +323,35 @@ class WhooshEngine:
             )
         return self._query(reader, text.child, TITLE)
 
-    def _text(self, reader: Any, node: Node) -> Any:
+    def _text(self, reader: Any, planned: QueryPlan, node: Node) -> Any:
         """A whoosh query for words, phrases and title filters (None for anything else)."""
-        text = plan.text_plan(node)
+        text = planned.text_of(node)
         return self._query(reader, text) if text is not None else None
 
-    def _boosts(self, planned: QueryPlan) -> Any:
+    def _boosts(self, reader: Any, planned: QueryPlan) -> Any:
         from whoosh.query import Or, Term
 
-        if not planned.boosts:
+        if not planned.boosts and not planned.preferred:
             return None
-        return Or([Term(f, piece, boost=_WEIGHT[f]) for piece in planned.boosts for f in SIDE])
+        parts = [self._query(reader, t) for t in planned.preferred]
+        parts.extend(Term(f, piece, boost=_WEIGHT[f]) for piece in planned.boosts for f in SIDE)
+        return Or(parts)
 
     def _ranking(self, reader: Any, planned: QueryPlan) -> Any:
         from whoosh.query import Or, Term
 
-        parts = [self._query(reader, t) for t in planned.ranking]
+        parts = [self._query(reader, t) for t in (*planned.ranking, *planned.preferred)]
         for piece in planned.boosts:  # dictionary words: optional boosts
             parts.append(Or([Term(f, piece, boost=_WEIGHT[f]) for f in SIDE]))
         return Or(parts) if parts else None
 
     # -- searching -------------------------------------------------------------------------
 
-    def search(self, query: Query, limit: int) -> list[EngineHit]:
+    def search(self, query: Query | QueryPlan, limit: int) -> list[EngineHit]:
         ix = self._open()
         if ix is None:
             return []
-        planned = plan_query(query)
+        planned = query if isinstance(query, QueryPlan) else plan_query(query)
         hits: list[EngineHit] = self._reading(lambda: self._search(ix, planned, limit))
         known = self.store.notes.titles(hit.note_id for hit in hits)
         if len(known) < len(hits) and self.is_ready():
@@ -369,7 +371,7 @@ class WhooshEngine:
             if planned.required is not None:
                 required = self._query(reader, planned.required)
                 # Required terms rank; dictionary words only add to the score (AndMaybe).
-                boosts = self._boosts(planned)
+                boosts = self._boosts(reader, planned)
                 scored = AndMaybe(required, boosts) if boosts is not None else required
                 scores = {
                     int(ids[h.docnum]): float(h.score) for h in searcher.search(scored, limit=limit)
@@ -378,7 +380,7 @@ class WhooshEngine:
                     if searcher.search(WAnd([required, Term("key", str(note_id))]), limit=1):
                         scores[note_id] = 0.0
             else:
-                matched = self._evaluate(searcher, ids, planned.root)
+                matched = self._evaluate(searcher, ids, planned, planned.root)
                 scores = dict.fromkeys(matched, 0.0)
                 ranking = self._ranking(reader, planned)
                 if ranking is not None:
@@ -403,9 +405,9 @@ class WhooshEngine:
         )
         return [EngineHit(i, scores[i]) for i in ordered[:limit]]
 
-    def _evaluate(self, searcher: Any, ids: Any, node: Node) -> set[int]:
+    def _evaluate(self, searcher: Any, ids: Any, planned: QueryPlan, node: Node) -> set[int]:
         """Notes matching a tree that mixes filters with text, as sets of note ids."""
-        text = self._text(searcher.reader(), node)
+        text = self._text(searcher.reader(), planned, node)
         if text is not None:
             return {int(ids[d]) for d in searcher.docs_for_query(text)}
         if isinstance(node, Field):
@@ -413,12 +415,45 @@ class WhooshEngine:
         if isinstance(node, Word | Phrase):
             return set()
         if isinstance(node, Not):
-            return set(self.store.notes.all_ids()) - self._evaluate(searcher, ids, node.child)
+            everything = set(self.store.notes.all_ids())
+            return everything - self._evaluate(searcher, ids, planned, node.child)
         assert isinstance(node, And | Or)  # every other node is text, a filter or a NOT
-        sets = [self._evaluate(searcher, ids, c) for c in node.children]
+        sets = [self._evaluate(searcher, ids, planned, c) for c in node.children]
         if isinstance(node, And):
             return set.intersection(*sets) if sets else set()
         return set.union(*sets) if sets else set()
+
+    def count(self, text: plan.Text, cap: int) -> int:
+        """How many notes match ``text``, counted up to ``cap``."""
+        ix = self._open()
+        if ix is None:
+            return 0
+
+        def counted() -> int:
+            with ix.searcher() as searcher:
+                found = 0
+                for _ in searcher.docs_for_query(self._query(searcher.reader(), text)):
+                    found += 1
+                    if found >= cap:
+                        break
+                return found
+
+        return int(self._reading(counted))
+
+    def holders(self, text: plan.Text, among: Collection[int]) -> set[int]:
+        """Which of the notes ``among`` match ``text``."""
+        ix = self._open()
+        if ix is None:
+            return set()
+        wanted = set(among)
+
+        def matching() -> set[int]:
+            with ix.searcher() as searcher:
+                ids = searcher.reader().column_reader("nid")
+                query = self._query(searcher.reader(), text)
+                return {int(ids[d]) for d in searcher.docs_for_query(query)} & wanted
+
+        return set(self._reading(matching))
 
     def more_like_this(
         self, note_id: int, document: SearchDocument, limit: int = 30

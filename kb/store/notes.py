@@ -8,7 +8,7 @@ import zlib
 from collections.abc import Iterable
 from typing import Any
 
-from kb.documents import SearchDocument, search_document
+from kb.documents import SearchDocument, described, search_document
 from kb.errors import StoreError
 from kb.links import NoteName
 from kb.models import Problem
@@ -144,23 +144,17 @@ class NoteDao:
                 found[note_id] = row[0]
         return found
 
-    def recent(self, limit: int) -> list[RecentRow]:
-        """Newest first (notes without a date last), for an empty search box."""
-        return [
-            RecentRow(*row)
-            for row in self.conn.execute(
-                "SELECT id, path, title, date, summary FROM notes "
-                "ORDER BY date IS NULL, date DESC, path LIMIT ?",
-                (limit,),
+    def titles_and_sizes(self, note_ids: Iterable[int]) -> dict[int, tuple[str, int]]:
+        """(title, word count) of each note: what search ranks a candidate by."""
+        ids = list(note_ids)
+        found: dict[int, tuple[str, int]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            rows = self.conn.execute(
+                f"SELECT id, title, word_count FROM notes WHERE id IN ({marks})", chunk
             )
-        ]
-
-    def titles(self, note_ids: Iterable[int]) -> dict[int, str]:
-        found = {}
-        for note_id in note_ids:
-            row = self.conn.execute("SELECT title FROM notes WHERE id = ?", (note_id,)).fetchone()
-            if row is not None:
-                found[note_id] = row[0]
+            found.update((int(r[0]), (str(r[1]), int(r[2]))) for r in rows)
         return found
 
     def dates_and_paths(self, note_ids: Iterable[int]) -> dict[int, tuple[str | None, str]]:
@@ -262,13 +256,13 @@ class NoteDao:
         documents = []
         for note_id in note_ids:
             row = self.conn.execute(
-                "SELECT n.path, n.title, t.text_z, t.code_z FROM notes n "
+                "SELECT n.path, n.title, t.text_z, t.code_z, n.rel, n.front_matter FROM notes n "
                 "LEFT JOIN note_texts t ON t.note_id = n.id WHERE n.id = ?",
                 (note_id,),
             ).fetchone()
             if row is None:
                 continue
-            path, title, text_z, code_z = row
+            path, title, text_z, code_z, rel, front_matter = row
             documents.append(
                 (
                     note_id,
@@ -281,6 +275,8 @@ class NoteDao:
                         [h.text for h in self.headings(note_id)],
                         unpack_text(text_z, path),
                         unpack_text(code_z, path),
+                        described(json.loads(front_matter or "{}")),
+                        rel,
                     ),
                 )
             )
