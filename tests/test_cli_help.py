@@ -104,3 +104,39 @@ def test_every_query_in_the_readme_table_runs(bundled: Path) -> None:
         )
         assert done.returncode in (0, 1), (query, done.stderr)  # 1: no note has it
         assert "Traceback" not in done.stderr, query
+
+
+def _command_table_examples() -> list[str]:
+    """The third column of the README's command table, as written."""
+    table = README[README.index("## Commands") : README.index("Every command takes")]
+    examples = []
+    for row in table.splitlines()[4:]:  # after the heading, a blank line and the header
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
+        if len(cells) == 3:
+            examples.append(cells[2].strip("`").replace("\\|", "|"))
+    return examples
+
+
+# Examples that need a terminal, an editor or the user's home are left to their own tests.
+_NOT_RUN_HERE = {
+    "kb",
+    "kb init ~/notes --default",
+    'kb new "Redis 学习笔记"',
+    "kb edit redis-study",
+}
+
+
+@pytest.mark.slow
+def test_every_command_table_example_runs(bundled: Path) -> None:
+    examples = _command_table_examples()
+    assert len(examples) == 18 and "kb show xcgs" in examples
+    if shutil.which("kb", path=str(Path(sys.executable).parent)) is None:
+        pytest.skip("the kb command is not installed beside this Python")
+    for example in examples:
+        if example in _NOT_RUN_HERE or (" dot " in example and not shutil.which("dot")):
+            continue
+        done = _shell(example, bundled)
+        assert "Traceback" not in done.stderr, example
+        # kb check exits 1: the bundled notes keep a few broken links on purpose.
+        assert done.returncode == (1 if example == "kb check" else 0), (example, done.stderr)
+        assert done.stdout.strip() or example.startswith("eval "), example
