@@ -38,6 +38,7 @@ MENTION_COMMON_FLOOR = 10
 # says those words means the subject, not the index page.
 INDEX_STEMS = frozenset({"readme", "index", "_index"})
 RELATED_LIMIT = 10
+CONTEXT_CHARS = 40  # shown each side of a mention or a link
 RELATED_MIN_SCORE = 0.25  # below this, a note shares too little to be called related
 
 
@@ -55,13 +56,26 @@ class OutgoingLink:
 
 
 @dataclass(slots=True)
+class LinkPlace:
+    """One link from another note to this one: where it is written, and its line."""
+
+    line: int
+    kind: str
+    rel: str
+    context: str  # the line the link is on, as text (empty for a front-matter link)
+
+
+@dataclass(slots=True)
 class Backlink:
+    """Another note that links here, once, with every place it does."""
+
     id: int  # the other note
     path: str
     title: str
-    kind: str
-    rel: str
-    line: int
+    kind: str  # of its first link (the places have each one's)
+    rel: str  # the first typed-link key among its links, else ''
+    line: int  # of its first link
+    places: list[LinkPlace] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -122,18 +136,51 @@ def outgoing(store: Store, note_id: int) -> list[OutgoingLink]:
     ]
 
 
-def backlinks(store: Store, note_id: int) -> list[Backlink]:
-    return [
-        Backlink(
-            row.source_id,
-            row.source_path,
-            clean_line(row.source_title),
-            row.kind,
-            row.rel,
-            row.line,
-        )
-        for row in store.links.backlinks(note_id)
-    ]
+def backlinks(store: Store, note_id: int, file_of: FileOf | None = None) -> list[Backlink]:
+    """The notes that link here, one entry each (by path), with the line of context around
+    every link: ``file_of`` reads it from the source file (else contexts are empty)."""
+    grouped: dict[int, Backlink] = {}
+    lines: dict[int, list[str]] = {}
+    for row in store.links.backlinks(note_id):
+        entry = grouped.get(row.source_id)
+        if entry is None:
+            entry = grouped[row.source_id] = Backlink(
+                row.source_id,
+                row.source_path,
+                clean_line(row.source_title),
+                row.kind,
+                row.rel,
+                row.line,
+            )
+            lines[row.source_id] = _source_lines(store, row.source_id, file_of)
+        if row.rel and not entry.rel:
+            entry.rel = row.rel
+        text = lines[row.source_id]
+        in_text = row.kind != "front-matter" and 0 < row.line <= len(text)
+        context = _around(text[row.line - 1], row.text or row.target) if in_text else ""
+        place = LinkPlace(row.line, row.kind, row.rel, context)
+        if place not in entry.places:
+            entry.places.append(place)
+    for entry in grouped.values():
+        entry.places.sort(key=lambda p: (p.line, p.kind))
+    return sorted(grouped.values(), key=lambda b: b.path)
+
+
+def _source_lines(store: Store, note_id: int, file_of: FileOf | None) -> list[str]:
+    row = store.notes.by_id(note_id) if file_of is not None else None
+    if row is None or file_of is None:
+        return []
+    return _read(file_of(row.root, row.rel)).splitlines()
+
+
+def _around(line: str, written: str, width: int = 2 * CONTEXT_CHARS) -> str:
+    """The line, cut to about ``width`` characters around what the link wrote."""
+    line = clean_line(line)
+    if len(line) <= width + CONTEXT_CHARS:
+        return line
+    at = max(line.find(written), 0) if written else 0
+    start = max(0, min(at - CONTEXT_CHARS, len(line) - width))
+    return ("…" if start else "") + line[start : start + width] + "…"
 
 
 # -- mentions -------------------------------------------------------------------------------
@@ -159,7 +206,6 @@ _NOT_PROSE = re.compile(
 _REFERENCE_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
 _LATIN = re.compile(r"[0-9a-z_]")
-CONTEXT_CHARS = 40
 
 
 def name_weight(name: str) -> int:
@@ -321,9 +367,11 @@ def _read(path: Path) -> str:
 
 # -- related notes ------------------------------------------------------------------------
 
-# Evidence, in score points. A link counts once for the pair, a little more both ways.
+# Evidence, in score points. A link counts once for the pair, a little more both ways,
+# and more when it is typed (``lecture:``, ``uses:``): the writer said how the notes relate.
 LINK_WEIGHT = 3.0
 BOTH_WAYS_BONUS = 0.5
+TYPED_LINK_BONUS = 1.0
 # Distinctive words in common: this times the share (0..1) of the note's distinctive words
 # the other note holds, each word weighed by its idf ...
 TERMS_WEIGHT = 6.0
@@ -381,7 +429,9 @@ def related(
     for other in targets | sources:
         both = other in targets and other in sources
         direction = "both" if both else "out" if other in targets else "in"
-        add(other, "links", LINK_WEIGHT + (BOTH_WAYS_BONUS if both else 0.0), direction)
+        weight = LINK_WEIGHT + (BOTH_WAYS_BONUS if both else 0.0)
+        weight += TYPED_LINK_BONUS if any(rels.get(other, [])) else 0.0
+        add(other, "links", weight, direction)
     for kind, weight in (("tags", 1.0), ("series", 1.5)):
         for shared in store.terms.shared(kind, note_id, max(50, total // 5)):
             rarity = math.log(total / shared.notes_with_it) / math.log(total)

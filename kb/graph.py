@@ -41,25 +41,35 @@ def link_graph(
     mentions: Callable[[int], Iterable[Mention]] | None = None,
     related: Callable[[int], Iterable[Related]] | None = None,
 ) -> Graph:
-    """Every note and link; with ``mentions`` and ``related`` (a note id -> those of that
-    note), an edge for each unlinked mention and related note too."""
+    """Every note and one edge per linked pair and direction (a typed link's keys name it,
+    else ``link``); with ``mentions`` and ``related`` (a note id -> those of that note), a
+    ``mention`` edge for each unlinked mention and one ``related`` edge per related pair,
+    left out where a link or an earlier edge already joins the two notes."""
     graph = Graph(
         [GraphNode(row.id, row.path, clean_line(row.title)) for row in store.notes.listing()]
     )
     by_path = {node.path: node.id for node in graph.nodes}
+    rels: dict[tuple[int, int], set[str]] = {}
+    for row in store.links.graph_edges():
+        rels.setdefault((row.source_id, row.target_id), set()).update([row.rel] if row.rel else [])
     graph.edges = [
-        GraphEdge(row.source_id, row.target_id, row.rel or "link")
-        for row in store.links.graph_edges()
+        GraphEdge(source, target, ", ".join(sorted(keys)) or "link")
+        for (source, target), keys in rels.items()
     ]
+    joined = {frozenset(pair) for pair in rels}
     for node in graph.nodes:
         if mentions is not None:
-            graph.edges += [
-                GraphEdge(by_path[m.path], node.id, "mention") for m in mentions(node.id)
-            ]
+            for mention in mentions(node.id):
+                pair = frozenset((by_path[mention.path], node.id))
+                if pair not in joined:
+                    joined.add(pair)
+                    graph.edges.append(GraphEdge(by_path[mention.path], node.id, "mention"))
         if related is not None:
-            graph.edges += [
-                GraphEdge(node.id, by_path[r.path], "related") for r in related(node.id)
-            ]
+            for other in related(node.id):
+                pair = frozenset((node.id, by_path[other.path]))
+                if pair not in joined:
+                    joined.add(pair)
+                    graph.edges.append(GraphEdge(node.id, by_path[other.path], "related"))
     return graph
 
 

@@ -269,3 +269,59 @@ def test_mentions_on_the_bundled_notes_match_the_judged_set(tmp_path: Path) -> N
     assert found == expected
     for note in kb.note_choices():
         assert all(m.line > 0 and m.context for m in kb.mentions(note.id))
+
+
+# -- backlinks and the graph --------------------------------------------------------------
+
+LINKING = {
+    "target.md": "# Target\n",
+    "source.md": "---\nuses: [target.md]\n---\n# Source\n\nFirst see [the target](target.md).\n"
+    "\nAgain [[target]] and [once more](target.md#target).\n",
+    "other.md": "# Other\n\n" + "long words " * 30 + "[target](target.md) " + "end " * 30 + "\n",
+}
+
+
+def test_backlinks_are_grouped_by_note_with_each_link_in_context(make_kb) -> None:
+    kb = make_kb(LINKING)
+    kb.ingest()
+    backlinks = kb.connections(kb.find_note("target.md")).backlinks
+    assert [(b.path, b.rel) for b in backlinks] == [("other.md", ""), ("source.md", "uses")]
+    source = backlinks[1]
+    assert [(p.line, p.kind, p.rel) for p in source.places] == [
+        (2, "front-matter", "uses"),
+        (6, "markdown", ""),
+        (8, "markdown", ""),
+        (8, "wikilink", ""),
+    ]
+    assert source.places[1].context == "First see [the target](target.md)."
+    assert source.places[0].context == ""  # the front matter is no sentence
+    cut = backlinks[0].places[0].context  # a long line: cut around the link
+    assert "[target](target.md)" in cut
+    assert cut.startswith("…")
+    assert cut.endswith("…")
+
+
+def test_cli_links_prints_each_note_once_with_its_links(make_kb) -> None:
+    from click.testing import CliRunner
+
+    from kb.cli import cli
+
+    kb = make_kb(LINKING)
+    kb.ingest()
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "links", "target.md"])
+    assert result.exit_code == 0, result.output
+    section = result.output.split("Backlinks (2)\n")[1].split("\nMentions")[0]
+    assert section.count("source.md") == 1
+    assert "      :6  “First see [the target](target.md).”" in result.output
+    assert "      :2  (front-matter)" in result.output
+
+
+def test_the_graph_has_one_edge_per_linked_pair(make_kb) -> None:
+    kb = make_kb(LINKING)
+    kb.ingest()
+    graph = kb.graph(with_mentions=True, with_related=True)
+    paths = {n.id: n.path for n in graph.nodes}
+    edges = [(paths[e.source], paths[e.target], e.kind) for e in graph.edges]
+    assert len(edges) == len({frozenset(e[:2]) for e in edges})
+    assert ("source.md", "target.md", "uses") in edges
+    assert ("other.md", "target.md", "link") in edges
