@@ -125,3 +125,12 @@ def test_cli_prints_paths_relative_to_the_current_folder(
             "message": "nowhere (wikilink) points to no note",
         }
     ]
+
+
+def test_html_anchors_are_valid_link_targets(checked) -> None:
+    text = (
+        '<a name="info-compliance"></a>\n\n## Info 对象\n\n'
+        '<span id="paths"></span>\n\n'
+        "[info](#info-compliance) [paths](#paths) [missing](#nowhere)\n"
+    )
+    assert [p.message for p in checked(text)] == ["#nowhere: src.md has no heading #nowhere"]
