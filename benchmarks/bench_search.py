@@ -115,6 +115,11 @@ def glued(text: str) -> tuple[str, ...]:
     return tuple(literal(run) for run in _HAN_RUN.findall(text))
 
 
+ZH_QUESTIONS = ("怎样保证{}的{}", "为什么要做{}和{}", "如何理解{}与{}的区别", "{}是什么，{}怎么用")
+GLOSSARY_WORDS = ("推理", "量化", "显存", "缓存", "索引", "事务", "inference", "cache", "tokenizer")
+SYMBOL_NAMES = ("C++", "B+树", "std::move", "node.js", "Thread.sleep()", "@Transactional", "k8s")
+
+
 class QueryMaker:
     """Draws query words from generate_corpus.py's vocabulary with its Zipf frequencies."""
 
@@ -213,6 +218,31 @@ class QueryMaker:
         needs = (literal(word), starts(stem))
         return BenchQuery("prefix mode", f"{word} {stem}", prefix=True, needs=needs)
 
+    # The classes people type most (issue 11): questions, typos, partial words, glossary
+    # words, names with symbols.
+
+    def zh_question(self) -> BenchQuery:
+        first, second = self.zh((2, 3)), self.zh((2, 3))
+        text = self.rng.choice(ZH_QUESTIONS).format(first, second)
+        return BenchQuery("zh question", text, needs=(literal(first), literal(second)))
+
+    def typo(self) -> BenchQuery:
+        word = self.en(min_len=6).lower()
+        at = self.rng.randint(1, len(word) - 2)  # swap two neighbours: one edit
+        typed = word[:at] + word[at + 1] + word[at] + word[at + 2 :]
+        return BenchQuery("typo", typed if typed != word else word + "x", needs=(literal(word),))
+
+    def partial_word(self) -> BenchQuery:
+        stem = self.stem()
+        return BenchQuery("partial word", stem, needs=(starts(stem),))
+
+    def glossary_word(self) -> BenchQuery:
+        word = self.rng.choice(GLOSSARY_WORDS)
+        return BenchQuery("glossary word", word)
+
+    def symbol_name(self) -> BenchQuery:
+        return BenchQuery("name with symbols", self.rng.choice(SYMBOL_NAMES))
+
     def queries(self, count: int) -> list[BenchQuery]:
         """`count` distinct queries, the classes taken in turn so each gets its share."""
         makers = (
@@ -230,6 +260,11 @@ class QueryMaker:
             self.tag,
             self.date,
             self.as_you_type,
+            self.zh_question,
+            self.typo,
+            self.partial_word,
+            self.glossary_word,
+            self.symbol_name,
         )
         made: dict[tuple[str, bool], BenchQuery] = {}
         for number in range(count):

@@ -102,15 +102,19 @@ def read_query(
     """What to look for. ``count(text)`` is how many notes match a plan node (the engine
     answers it, capped); ``exact`` turns off typos, prefixes, stems and the glossary."""
     intact: list[Text] = []
-    root = _split_words(query.root, lexicon, intact)
-    if root is None:  # only function words: search them after all
+    # Function words are dropped when the query has another word; else they are searched.
+    pieces = [p for w in _content_words(query.root) for p in split_word(w.text, lexicon, False)]
+    drop = any(normalise(p) not in STOP_WORDS for p in pieces)
+    root = _split_words(query.root, lexicon, intact, drop)
+    if root is None:  # nothing searchable was left
         root = query.root
     read = Query(root, query.text, query.explicit)
     words = tuple(
         _word_reading(word, lexicon, count, glossary, exact)
+        if word.prefix is False or _is_latin(word.text)
+        else _prefix_reading(word)
         for word in _content_words(root)
-        if not word.prefix
-    ) + tuple(_prefix_reading(word) for word in _content_words(root) if word.prefix)
+    )
     relaxable = not query.explicit and _plain_words_only(root)
     return Reading(read, words, tuple(intact), relaxable)
 
@@ -118,12 +122,13 @@ def read_query(
 # -- splitting words ------------------------------------------------------------------
 
 
-def _split_words(node: Node, lexicon: Lexicon, intact: list[Text]) -> Node | None:
-    """The tree with every plain word split into its words; None when nothing is left."""
+def _split_words(node: Node, lexicon: Lexicon, intact: list[Text], drop: bool) -> Node | None:
+    """The tree with every plain word split into its words, function words dropped if
+    ``drop``; None when nothing is left."""
     if isinstance(node, Word):
         if node.prefix:
             return node
-        pieces = split_word(node.text, lexicon)
+        pieces = split_word(node.text, lexicon, drop)
         if len(pieces) > 1 or (pieces and pieces[0] != node.text):
             from kb.engines.plan import phrase_plan
 
@@ -139,7 +144,8 @@ def _split_words(node: Node, lexicon: Lexicon, intact: list[Text]) -> Node | Non
     if isinstance(node, Not):
         return node  # what is excluded stays as written
     if isinstance(node, And | Or):
-        children = [c for c in (_split_words(c, lexicon, intact) for c in node.children) if c]
+        split = (_split_words(c, lexicon, intact, drop) for c in node.children)
+        children = [c for c in split if c is not None]
         if not children:
             return None
         if isinstance(node, And):
@@ -151,10 +157,9 @@ def _split_words(node: Node, lexicon: Lexicon, intact: list[Text]) -> Node | Non
     return node
 
 
-def split_word(text: str, lexicon: Lexicon) -> list[str]:
+def split_word(text: str, lexicon: Lexicon, drop: bool = True) -> list[str]:
     """The words of one typed word: script runs apart unless a symbol joins them into a
-    name, Chinese runs split into dictionary words, function words dropped (all of them
-    kept when nothing else is left)."""
+    name, Chinese runs split into dictionary words, function words dropped if ``drop``."""
     runs = list(segments(text))
     if not runs:
         return []
@@ -178,8 +183,7 @@ def split_word(text: str, lexicon: Lexicon) -> list[str]:
             pieces.append(text)  # keep the word as typed: Thread.sleep(), C++
         else:
             pieces.append(run.text)
-    content = [p for p in pieces if normalise(p) not in STOP_WORDS]
-    return content or pieces
+    return [p for p in pieces if normalise(p) not in STOP_WORDS] if drop else pieces
 
 
 def split_chinese(run: str, lexicon: Lexicon) -> list[str]:
@@ -245,9 +249,14 @@ def _plain_words_only(node: Node) -> bool:
 # -- alternatives of a word -------------------------------------------------------
 
 
+def _is_latin(text: str) -> bool:
+    runs = list(segments(text))
+    return len(runs) == 1 and runs[0].kind == "latin"
+
+
 def _prefix_reading(word: Word) -> WordReading:
-    """A prefix (typed `roof*`, or the last word as you type): the word itself ranks
-    above the longer words it begins."""
+    """A prefix ending in Chinese (`显*`): the word itself ranks above the longer words
+    it begins."""
     from kb.engines.plan import word_plan
 
     longer = word_plan(word.text, prefix=True)
@@ -286,7 +295,9 @@ def _word_reading(
         if pieces:
             variants.append(Sequence(tuple(pieces)))
     variants.extend(Term(w) for w in lexicon.same_stem(folded))
-    if len(folded) >= MIN_LONGER:
+    # A prefix typed (`roof*`) or the last word as you type; a long word also matches
+    # the longer identifiers it begins (ThreadLocal → ThreadLocalRandom).
+    if word.prefix or len(folded) >= MIN_LONGER:
         variants.append(Prefix(folded))
     matches = count(_any(exact_plan, *variants))
     shown_as, instead = word.text, False
@@ -294,10 +305,10 @@ def _word_reading(
     if matches < FEW_MATCHES and len(folded) >= 3:
         if not any(isinstance(v, Prefix) for v in variants):
             variants.append(Prefix(folded))
-        longer = lexicon.completions(folded, 1)
         typos = close_spellings(folded, lexicon)
         close = [Term(t) for t in typos]
-        if matches == 0:
+        if count(exact_plan) == 0:  # the word itself is in no note: say what was used
+            longer = lexicon.completions(folded, 1)
             if longer and count(Prefix(folded)):
                 shown_as, instead = longer[0], True
             elif typos:
@@ -391,6 +402,25 @@ def one_edit(word: str) -> set[str]:
     replaces = {a + c + b[1:] for a, b in splits if b for c in letters}
     inserts = {a + c + b for a, b in splits for c in letters}
     return deletes | swaps | replaces | inserts
+
+
+def describe(text: Text) -> str:
+    """A plan node as the user would write it: what a note matched instead of a word."""
+    from kb.engines import plan
+
+    if isinstance(text, plan.Term):
+        return text.token
+    if isinstance(text, plan.Prefix):
+        return text.stem + "*"
+    if isinstance(text, plan.CharPrefix):
+        return text.char
+    if isinstance(text, plan.Bigrams):
+        return text.tokens[0] + "".join(t[1:] for t in text.tokens[1:])
+    if isinstance(text, plan.Sequence):
+        return " ".join(text.tokens)
+    if isinstance(text, plan.AnyOf | plan.AllOf):
+        return describe(text.children[0])
+    return describe(text.child)
 
 
 def with_words(words: Sequence[WordReading]) -> dict[Word, Text]:

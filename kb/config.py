@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from kb.errors import KbError
-from kb.models import DEFAULT_TYPED_LINK_KEYS
+from kb.models import DEFAULT_TYPED_LINK_KEYS, PARSER_VERSION
 
 CONFIG_NAME = "kb.yaml"
 INDEX_DIR = "index"
@@ -62,6 +62,7 @@ class Config:
                 "follow_external_symlinks": self.follow_external_symlinks,
                 "typed_links": list(self.typed_link_keys),
                 "site_url": self.site_url,
+                "parser": PARSER_VERSION,
                 "site_hosts": list(self.site_hosts),
                 "site": self.site_signature(),
             },

@@ -11,6 +11,9 @@ from typing import Any, NamedTuple
 NOTE_SUFFIXES = (".md", ".markdown")  # what makes a file a note (kb.scan, kb.links)
 
 # Front-matter keys whose values are links to other notes ("typed links").
+# Bump when the parser reads the same file differently (what text, headings or links it
+# finds): the settings signature carries it, so the next ingest reads every note again.
+PARSER_VERSION = "2"  # 2: site-generator markup ({: .x }, {{< x >}}, {% x %}) is not text
 DEFAULT_TYPED_LINK_KEYS = ("related", "see_also", "uses", "lecture", "project")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from kb.analysis import FEW_MATCHES, Reading, read_query
+from kb.analysis import FEW_MATCHES, Reading, describe, read_query
 from kb.engines import EngineHit, SearchEngine
 from kb.engines.plan import QueryPlan, plan_query
 from kb.query import And, Or, Phrase, Query, Word, parse_query
@@ -99,8 +99,12 @@ def run_search(
         seen = {hit.note_id for hit in strict}
         relaxed_plan = plan_query(query, _relaxed(reading))
         loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
+        # A note holding under half of several words is noise, not a near miss.
+        least = max(1, len(reading.words) // 2)
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
     order = _order(store, engine, reading, planned, strict, loose, facts)
+    if loose:
+        order = [o for o in order if not o[3] or len(o[2]) >= least]
     patterns = reading_patterns(reading)
     for note_id, score, matched, missing in order[:limit]:
         row = store.notes.by_id(note_id)
@@ -187,9 +191,23 @@ def _order(
         return (note_id not in strict_ids, -held, not titled, -typed, is_hub(note_id), position)
 
     ordered = sorted(enumerate(hits), key=key)
+    # A note holding a word only by one of its other forms says which (推理 (inference)).
+    shown: dict[tuple[int, int], str] = {}
+    for index, word in enumerate(reading.words):
+        lacking = holding[index] - as_typed[index]
+        for alternative in word.alternatives()[1:]:
+            if not lacking:
+                break
+            for note_id in engine.holders(alternative, lacking):
+                shown[index, note_id] = f"{labels[index]} ({describe(alternative)})"
+            lacking -= {n for i, n in shown if i == index}
     result = []
     for _, hit in ordered:
-        matched = [label for label, h in zip(labels, holding, strict=True) if hit.note_id in h]
+        matched = [
+            shown.get((index, hit.note_id), label)
+            for index, (label, h) in enumerate(zip(labels, holding, strict=True))
+            if hit.note_id in h
+        ]
         # A note the query matched as written lacks nothing (`a OR b` needs one of them).
         missing = [] if hit.note_id in strict_ids else [w for w in labels if w not in matched]
         result.append((hit.note_id, hit.score, matched, missing))

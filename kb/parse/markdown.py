@@ -240,7 +240,9 @@ class _Walker:
         in_link = 0
         for index, child in enumerate(children):
             kind = child.type
-            if kind in ("text", "code_inline"):
+            if kind == "text":
+                out.append(strip_site_markup(child.content))
+            elif kind == "code_inline":
                 out.append(child.content)
             elif kind in ("softbreak", "hardbreak"):
                 out.append("\n")
@@ -362,6 +364,19 @@ def _split_heading_id(text: str) -> tuple[str, str]:
     if hash_at == -1:
         return text, ""
     return text[:brace].rstrip(), inner[hash_at + 1 :].split(maxsplit=1)[0]
+
+
+# What a site generator reads and a reader never sees: kramdown attribute lists
+# ({: .prompt-info }), Hugo shortcodes ({{< figure src="x" >}}, {{% notice %}}) and Liquid
+# tags ({% include x.html %}). Bounded: each runs to the first closing mark on its line.
+_SITE_MARKUP = re.compile(r"\{:[^{}\n]{0,200}\}|\{\{[<%][^\n]{0,500}?[>%]\}\}|\{%[^\n]{0,500}?%\}")
+
+
+def strip_site_markup(text: str) -> str:
+    """Text without site-generator markup, each piece replaced by one space."""
+    if "{" not in text:
+        return text
+    return _SITE_MARKUP.sub(" ", text)
 
 
 def _strip_tags(html: str) -> str:
