@@ -52,8 +52,7 @@ def check(store: Store) -> list[CheckProblem]:
 
 def _link_problem(row: LinkProblemRow, store: Store, suggest: _Suggestions | None) -> CheckProblem:
     anchor = link_anchor(row.target, row.anchor, row.kind)
-    written = row.target.split("#", 1)[0] if row.kind == "url" else row.target
-    target = unquote(written) + (f"#{anchor}" if anchor else "")
+    target = shown_target(row.target, row.anchor, row.kind)
     if row.status == "broken":
         message = f"{target} ({row.kind}) points to no note"
         close = suggest.close_to(row.target, row.kind) if suggest else []
@@ -82,6 +81,14 @@ def link_anchor(target: str, anchor: str, kind: str) -> str:
     if not anchor and kind == "url":
         anchor = urlsplit(target).fragment
     return unquote(anchor).strip()
+
+
+def shown_target(target: str, anchor: str, kind: str) -> str:
+    """A link's target as a reader wants it, decoded: ``显存 估算.md#严格``, never
+    ``%E6%98%BE…``; the anchor only when it names something."""
+    anchor = link_anchor(target, anchor, kind)
+    written = target.split("#", 1)[0] if kind == "url" else target
+    return unquote(written) + (f"#{anchor}" if anchor else "")
 
 
 class _Suggestions:

@@ -517,6 +517,7 @@ def _check_exists(kb: KnowledgeBase, path: Path) -> None:
 
 
 def _print_connections(found: Connections) -> None:
+    from kb.check import shown_target
     from kb.text import one_line
 
     click.echo(f"{one_line(found.note.title)}\n{one_line(found.note.path)}")
@@ -525,7 +526,7 @@ def _print_connections(found: Connections) -> None:
     click.echo(f"\nLinks ({len(note_links)}{f', {external} external' if external else ''})")
     for link in sorted(note_links, key=lambda x: (not x.rel, x.rel, x.line)):
         label = f"{one_line(link.rel)}: " if link.rel else ""
-        written = one_line(link.target + (f"#{link.anchor}" if link.anchor else ""))
+        written = one_line(shown_target(link.target, link.anchor, link.kind))  # decoded
         if link.resolved:
             flag = {"ambiguous": "  (ambiguous)", "missing-heading": "  (no such heading)"}
             click.echo(

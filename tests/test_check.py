@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from kb.check import shown_target
 from kb.cli import cli
 from kb.parse.markdown import parse_markdown
 
@@ -134,3 +135,22 @@ def test_html_anchors_are_valid_link_targets(checked) -> None:
         "[info](#info-compliance) [paths](#paths) [missing](#nowhere)\n"
     )
     assert [p.message for p in checked(text)] == ["#nowhere: src.md has no heading #nowhere"]
+
+
+@pytest.mark.parametrize(
+    ("target", "anchor", "kind", "shown"),
+    [
+        (
+            "../engineering/%E6%98%BE%E5%AD%98%20%E4%BC%B0%E7%AE%97.md",
+            "",
+            "markdown",
+            "../engineering/显存 估算.md",
+        ),
+        ("a.md", "%E4%B8%A5%E6%A0%BC", "markdown", "a.md#严格"),
+        ("a.md", "%20", "markdown", "a.md"),
+        ("https://x.org/p/#%E4%B8%A5", "", "url", "https://x.org/p/#严"),
+        ("https://x.org/p/#", "", "url", "https://x.org/p/"),
+    ],
+)
+def test_targets_are_shown_decoded(target: str, anchor: str, kind: str, shown: str) -> None:
+    assert shown_target(target, anchor, kind) == shown
