@@ -86,9 +86,10 @@ def init_knowledge_base(directory: Path, make_default: bool = False) -> InitResu
     else:
         layout = detect_layout(directory)
         roots = ", ".join(layout.roots)
+        exclude = f"exclude: [{', '.join(layout.exclude)}]\n" if layout.exclude else ""
         config.write_text(
             f"# kb settings: see the README\n# kb init found {layout.description}\n"
-            f"roots: [{roots}]\n",
+            f"roots: [{roots}]\n{exclude}",
             encoding="utf-8",
         )
         chose = f"found {layout.description}" if layout.kind != "empty" else layout.description

@@ -64,6 +64,7 @@ class FolderLayout:
     kind: str  # hugo | jekyll | obsidian | docs | notes | plain | empty
     roots: tuple[str, ...]
     description: str
+    exclude: tuple[str, ...] = ()  # folders of the generator's that hold no notes
 
 
 def detect_layout(folder: Path) -> FolderLayout:
@@ -73,7 +74,13 @@ def detect_layout(folder: Path) -> FolderLayout:
         return FolderLayout("hugo", ("content",), f"a Hugo site ({hugo.name}): notes in content/")
     jekyll = _first_file(folder, JEKYLL_CONFIGS)
     if jekyll is not None and (folder / "_posts").is_dir():
-        return FolderLayout("jekyll", (".",), "a Jekyll site (_config.yml, _posts/): notes in .")
+        # Jekyll's build output and bundled gems (whose READMEs are Markdown) are no notes.
+        return FolderLayout(
+            "jekyll",
+            (".",),
+            "a Jekyll site (_config.yml, _posts/): notes in .",
+            ("_site", "vendor"),
+        )
     if (folder / ".obsidian").is_dir():
         return FolderLayout("obsidian", (".",), "an Obsidian vault (.obsidian/): notes in .")
     docs = _docs_folder(folder)

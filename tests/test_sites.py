@@ -301,6 +301,22 @@ def test_init_says_what_it_chose_and_never_makes_an_empty_notes_folder(tmp_path:
     assert (empty / "notes").is_dir()
 
 
+def test_init_leaves_jekyll_build_output_and_gems_out(tmp_path: Path) -> None:
+    write_notes(
+        tmp_path,
+        {
+            "_config.yml": "",
+            "_posts/2024-01-01-a.md": "# a\n",
+            "_site/a.md": "# built\n",
+            "vendor/bundle/gems/x/README.md": "# gem\n",
+        },
+    )
+    CliRunner().invoke(cli, ["init", str(tmp_path)])
+    kb = KnowledgeBase.open(tmp_path)
+    kb.ingest()
+    assert [row.path for row in kb._store.notes.listing()] == ["_posts/2024-01-01-a.md"]
+
+
 def test_ingest_that_finds_no_notes_says_where_markdown_is(tmp_path: Path) -> None:
     write_notes(tmp_path, {"content/post/a.md": "# a\n", "kb.yaml": "roots: [notes]\n"})
     (tmp_path / "notes").mkdir()
