@@ -430,9 +430,16 @@ def search(
         elif not complete:
             click.echo("kb: no note holds every word; these hold some of them", err=True)
     if as_json:
+        import os
+
         from kb.text import json_text
 
-        click.echo(json_text([hit.as_json() for hit in hits], indent=2))
+        # `path` stays relative to the notes root; `file` is the path from this folder.
+        found = [
+            {**hit.as_json(), "file": os.path.relpath(kb.note_file(hit.root, hit.rel))}
+            for hit in hits
+        ]
+        click.echo(json_text(found, indent=2))
     elif as_paths or print0:
         import os
 

@@ -166,6 +166,15 @@ def test_list_json_jsonl_and_print0(kb, monkeypatch) -> None:
     assert result.stdout_bytes == b"notes/cs/gpu.md\0notes/cs/lone note.md\0"
 
 
+def test_search_json_has_the_file_from_the_current_folder(kb, monkeypatch) -> None:
+    monkeypatch.chdir(kb.notes_root)
+    hits = json.loads(run(kb, "search", "--json", "跳表").stdout)
+    assert [(hit["path"], hit["file"]) for hit in hits] == [("eng/redis.md", "eng/redis.md")]
+    monkeypatch.chdir(kb.home)
+    hits = json.loads(run(kb, "search", "--json", "跳表").stdout)
+    assert [(hit["path"], hit["file"]) for hit in hits] == [("eng/redis.md", "notes/eng/redis.md")]
+
+
 def test_list_format_template(kb) -> None:
     result = run(kb, "list", "--tag", "redis", "--format", "{date}\t{title} [{tags}]")
     assert (
