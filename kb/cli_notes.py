@@ -186,13 +186,32 @@ def _render_note(details: NoteDetails) -> None:
     from kb.listing import markdown_body
     from kb.text import clean_text, one_line
 
-    console = Console(no_color=not _use_color(), highlight=False)
+    _break_lines_the_kb_way()
+    console = Console(color_system="auto" if _use_color() else None, highlight=False)
     console.print(Text(one_line(details.title), style="bold"))
     tags = " ".join(f"#{one_line(tag)}" for tag in details.tags)
     meta = [(details.date or "")[:10], one_line(details.path), tags]
     console.print(Text("  ".join(part for part in meta if part), style="dim"))
     console.print()
     console.print(Markdown(clean_text(markdown_body(details.markdown)), hyperlinks=False))
+
+
+def _break_lines_the_kb_way() -> None:
+    """Rich wraps only at spaces, so Chinese lines end half empty and a Latin word glued to
+    Chinese is split; point the name Rich's Text calls at kb's line breaker instead (as
+    the app does, kb/tui/wrapping.py). Only where lines break changes, never the text."""
+    import rich.text
+
+    from kb.linebreak import break_lines
+
+    spaces_only = rich.text.divide_line
+
+    def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
+        if width < 1:
+            return spaces_only(text, width, fold)
+        return [start for start, _ in break_lines(text, width)[1:]]
+
+    rich.text.divide_line = divide_line
 
 
 def _note_option(name: str, help_text: str) -> Any:
