@@ -90,14 +90,14 @@ def list_notes(
     rows = [r for r in rows if _modified_in(r, filters)]
     if sort is not None:
         rows = sorted(rows, key=_sort_key(sort), reverse=sort in _DESCENDING)
-        if sort in ("date",):  # undated notes last, whichever way
+        if sort == "date":  # undated notes last, whichever way
             rows = [r for r in rows if r.date] + [r for r in rows if not r.date]
     if reverse:
         rows.reverse()
     if limit is not None:
         rows = rows[:limit]
-    tags = store.terms.by_note("tags")
-    series = store.terms.by_note("series")
+    tags = _terms_of(store, "tags", rows)
+    series = _terms_of(store, "series", rows)
     return [
         ListedNote(
             r.id,
@@ -114,6 +114,14 @@ def list_notes(
         )
         for r in rows
     ]
+
+
+def _terms_of(store: Store, kind: str, rows: list[ListedRow]) -> dict[int, list[str]]:
+    """The tags (or series) of the listed notes: note by note for a short list (kb list
+    -n 20 on 10,000 notes), all in one query for a long one."""
+    if len(rows) > 100:
+        return store.terms.by_note(kind)
+    return {row.id: store.terms.of_note(kind, row.id) for row in rows}
 
 
 def _kept_ids(store: Store, filters: ListFilters) -> set[int] | None:
