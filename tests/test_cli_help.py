@@ -69,7 +69,12 @@ def _shell(command: str, home: Path) -> subprocess.CompletedProcess[str]:
 
 # What the README says of these: a misspelling and a filter no note has find nothing
 # (exit 1); after -- a word is query text, so -n alone is a query that only excludes (2).
-_EXIT_CODES = {"kb search zookeper": 1, "kb search 'tag:x' -draft": 1, "kb search -- -n": 2}
+_EXIT_CODES = {
+    "kb search zookeper": 1,
+    "kb search --exact rooflien": 1,
+    "kb search 'tag:x' -draft": 1,
+    "kb search -- -n": 2,
+}
 
 
 @pytest.mark.slow
