@@ -428,7 +428,7 @@ def info(ctx: click.Context, as_json: bool) -> None:
     kb = KnowledgeBase.open(home)
     config_file = kb.home / "kb.yaml"
     try:
-        engine = kb.stats().engine
+        engine = kb.engine_name()
     except KbError:  # no store yet
         engine = str(kb.config.raw.get("engine") or DEFAULT_ENGINE)
     facts: dict[str, Any] = {

@@ -258,6 +258,11 @@ class KnowledgeBase:
         return self._store.terms.counts(kind)
 
     @_store_errors
+    def engine_name(self) -> str:
+        """The search engine this knowledge base uses (kb.yaml, else the store's choice)."""
+        return self._engine_entry(self._store).name
+
+    @_store_errors
     def stats(self) -> KbStats:
         """Totals from stored counts (``kb stats``)."""
         from kb.listing import kb_stats
