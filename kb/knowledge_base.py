@@ -60,7 +60,6 @@ class KnowledgeBase:
         self._epoch = 0  # bumped when every thread must reopen its reader (a store rebuilt)
         self._lock = threading.Lock()  # guards the shared caches below and _readers
         self._related_cache: dict[tuple[int, int, int], list[Related]] = {}
-        self._links_cache: tuple[tuple[int, int], LinkIndex] | None = None
 
     @classmethod
     def open(cls, home: Path | str | None = None, cwd: Path | None = None) -> KnowledgeBase:
@@ -419,24 +418,17 @@ class KnowledgeBase:
         return follow(self._link_index(), note_id, href)
 
     def _link_index(self) -> LinkIndex:
-        from kb.links import LinkIndex
+        """A link index over this thread's reader that loads only the names a lookup asks
+        for (kb.store.names): it answers as one built over every note would, without
+        reading every note's names first (a second at 100,000 notes)."""
+        from kb.links import _host
+        from kb.sites import find_site, site_links
+        from kb.store.names import StoreLinkIndex
 
-        reader = self._reader()
-        key = (reader.epoch, reader.store.generation)
-        with self._lock:
-            cached = self._links_cache
-        if cached is None or cached[0] != key:
-            # Shared by every thread: headings are looked up through the caller's reader.
-            from kb.sites import find_site, site_links
-
-            site = site_links(self.config, find_site(self.config))
-            index = LinkIndex.build(
-                reader.store.notes.names(), self.config.site_url, self._heading_slugs, site
-            )
-            cached = (key, index)
-            with self._lock:
-                self._links_cache = cached
-        return cached[1]
+        names = self._store.names
+        index = StoreLinkIndex(_host(self.config.site_url), self._heading_slugs, names=names)
+        index.site = site_links(self.config, find_site(self.config))
+        return index
 
     def _heading_slugs(self, note_id: int) -> set[str]:
         return self._store.notes.heading_slugs(note_id)
@@ -475,7 +467,6 @@ class KnowledgeBase:
         old one then, so a read under way in another thread is never cut off."""
         with self._lock:
             self._epoch += 1
-            self._links_cache = None
             self._related_cache.clear()
 
     def close(self) -> None:
