@@ -117,7 +117,7 @@ async def main():
                     break
         out["long_first"] = time.perf_counter() - opened
         await idle(app)
-        while screen.page is None or len(document.source) < len(screen.page.markdown) - 10:
+        while screen.page is None or len(document.source) < len(screen.shown) - 10:
             await asyncio.sleep(0.005)
         await pilot.pause()
         out["long_all"] = time.perf_counter() - opened

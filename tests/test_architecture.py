@@ -91,6 +91,7 @@ _FACE_ALLOWED = (
     "kb.completion",  # shell completion of notes, tags and series
     "kb.tui",
     "kb.linebreak",  # the TUI breaks lines with it
+    "kb.latex",  # the TUI shows formulas as Unicode
 )
 _SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL)|PRAGMA)\b")
 

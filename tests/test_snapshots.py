@@ -61,7 +61,7 @@ def test_note_screen(snap_compare, sample, size) -> None:
         await pilot.press("enter")
         await settle(app, pilot)
         screen = app.screen
-        while len(screen.query_one("#doc").source) < len(screen.page.markdown) - 10:
+        while len(screen.query_one("#doc").source) < len(screen.shown) - 10:
             await pilot.pause(0.05)  # a long note arrives piece by piece
         await settle(app, pilot)
 

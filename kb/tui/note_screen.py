@@ -23,6 +23,7 @@ from textual.worker import get_current_worker
 from kb.browse import Follow, History, split_for_display
 from kb.connections import Connections
 from kb.errors import KbError
+from kb.latex import render_math
 from kb.text import one_line, slugify, strip_controls
 from kb.tui.app import KbApp
 from kb.tui.messages import FollowLink, NotesChanged, OpenNote
@@ -79,7 +80,9 @@ class NoteScreen(Screen[None]):
             id="back",
             tooltip="back through the notes you visited",
         ),
-        Binding("alt+right", "forward", "Forward", id="forward", tooltip="forward again"),
+        Binding(
+            "alt+right", "forward", "Forward", id="forward", show=False, tooltip="forward again"
+        ),
         Binding(
             "ctrl+e",
             "edit",
@@ -92,6 +95,7 @@ class NoteScreen(Screen[None]):
             "focus_links",
             "Links",
             id="links",
+            show=False,
             tooltip="the note's links: arrows to choose, enter to follow",
         ),
         Binding(
@@ -99,12 +103,13 @@ class NoteScreen(Screen[None]):
             "toggle_outline",
             "Outline",
             id="outline",
+            show=False,
             tooltip="show or hide the outline; enter on a heading jumps there",
         ),
         Binding(
             "ctrl+b",
             "focus_connections",
-            "Connections",
+            "Backlinks",
             id="connections",
             tooltip="backlinks; again for mentions, related, series, links",
         ),
@@ -113,6 +118,7 @@ class NoteScreen(Screen[None]):
             "toggle_side",
             "Panel",
             id="side",
+            show=False,
             tooltip="show or hide the connections panel",
         ),
         Binding(
@@ -120,6 +126,7 @@ class NoteScreen(Screen[None]):
             "series(-1)",
             "Prev in series",
             id="prev",
+            show=False,
             tooltip="previous note in the note's series",
         ),
         Binding(
@@ -127,6 +134,7 @@ class NoteScreen(Screen[None]):
             "series(1)",
             "Next in series",
             id="next",
+            show=False,
             tooltip="next note in the note's series",
         ),
         Binding(
@@ -134,6 +142,7 @@ class NoteScreen(Screen[None]):
             "copy_link",
             "Copy URL",
             id="copy",
+            show=False,
             tooltip="copy the highlighted link's URL or target",
         ),
     ]
@@ -150,6 +159,7 @@ class NoteScreen(Screen[None]):
         super().__init__(id="note")
         self.history = History()
         self.page: NotePage | None = None
+        self.shown = ""  # the Markdown on screen: the page's, formulas as Unicode
         self.series_order: list[int] = []
         self.titles: dict[int, str] = {}
         self.mounted = asyncio.Event()  # a note can arrive before the screen is built
@@ -182,7 +192,7 @@ class NoteScreen(Screen[None]):
                     yield ConnectionList(id="related")
                 with TabPane("Series", id="tab-series"):
                     yield ConnectionList(id="series")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # ctrl+p: in the help (F1)
 
     def on_resize(self) -> None:
         width = self.size.width
@@ -225,19 +235,22 @@ class NoteScreen(Screen[None]):
         except KbError as exc:
             self._tell_error(exc)
             return
+        shown = render_math(page.markdown)  # here, off the UI thread: ~1 ms a formula
         if worker.is_cancelled:
             return
         # call_from_thread awaits the coroutine; mypy cannot infer its type (Never).
         show_page = cast("Callable[..., Awaitable[None] | None]", self.show_page)
-        self.app.call_from_thread(show_page, page, series, titles, anchor)
+        self.app.call_from_thread(show_page, page, shown, series, titles, anchor)
         self.load_connections(note_id)
 
     async def show_page(
-        self, page: NotePage, series: Series, titles: dict[int, str], anchor: str
+        self, page: NotePage, shown: str, series: Series, titles: dict[int, str], anchor: str
     ) -> None:
+        """Show ``page``, whose Markdown is ``shown`` (with its formulas as Unicode)."""
         await self.mounted.wait()
         reloading = self.page is not None and self.page.id == page.id and not anchor
         self.page = page
+        self.shown = shown
         self.finder.forget()
         focused = self.focused  # a list the user is working through keeps the focus
         if focused is None or not any(
@@ -259,7 +272,7 @@ class NoteScreen(Screen[None]):
         scroller = self.scroller
         kept = scroller.scroll_y if reloading else 0  # a refresh keeps the reader's place
         scroller.scroll_home(animate=False)
-        pieces = split_for_display(page.markdown)
+        pieces = split_for_display(shown)
         # The first piece at once, the rest after the screen has been drawn: a long note
         # is readable at the top while its end is still being laid out.
         await document.update(pieces[0])

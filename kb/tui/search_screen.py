@@ -53,7 +53,9 @@ class SearchScreen(Screen[None]):
             id="new",
             tooltip="new note titled with the search text, opened in $EDITOR",
         ),
-        Binding("ctrl+r", "reindex", "Re-index", id="reindex", tooltip="re-index every note"),
+        Binding(
+            "ctrl+r", "reindex", "Re-index", id="reindex", show=False, tooltip="re-index every note"
+        ),
         # Before the search box's own ctrl+e (end of line; the End key still does that).
         Binding(
             "ctrl+e",
@@ -68,6 +70,7 @@ class SearchScreen(Screen[None]):
             "toggle_compact",
             "Layout",
             id="layout",
+            show=False,
             tooltip="compact results (three lines each) or full ones (whole snippets)",
         ),
         Binding(
@@ -75,6 +78,7 @@ class SearchScreen(Screen[None]):
             "toggle_order",
             "Order",
             id="order",
+            show=False,
             tooltip="empty search: the notes modified last, or the newest by their date",
         ),
         Binding(
@@ -114,7 +118,7 @@ class SearchScreen(Screen[None]):
                 yield ResultList(id="results")
             with VerticalScroll(id="preview"):
                 yield Static(id="preview-body")
-        yield Footer()
+        yield Footer(show_command_palette=False)  # ctrl+p: in the help (F1)
 
     def on_mount(self) -> None:
         self.tags.display = False
