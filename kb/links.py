@@ -20,6 +20,8 @@ from kb.text import slugify
 
 _PAGE_SUFFIXES = (".html", ".htm")
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
+# An anchor an HTML element sets: <a name="x">, <span id="x">.
+_HTML_ANCHOR = re.compile(r"""<[a-zA-Z][^<>]*?\b(?:name|id)\s*=\s*["']?([^"'\s<>]+)""")
 _INDEX_NAMES = ("index.md", "_index.md", "README.md", "index.markdown", "readme.md")
 
 
@@ -133,6 +135,7 @@ class LinkIndex:
         "by_title",
         "by_url",
         "headings",
+        "html_anchors",
         "notes",
         "site",
         "site_host",
@@ -152,6 +155,7 @@ class LinkIndex:
         self.site_host = site_host
         self.headings: Callable[[int], set[str]] = headings or (lambda note_id: set())
         self.site = SiteLinks()
+        self.html_anchors: dict[int, frozenset[str]] = {}
 
     @classmethod
     def build(
@@ -257,18 +261,24 @@ class LinkIndex:
         return Resolution(found.target_id, "missing-heading", found.key, found.candidates)
 
     def _has_html_anchor(self, note_id: int, anchor: str) -> bool:
-        """Whether the note's file names the anchor in HTML (``<a name="x">``, ``id="x"``):
-        read only for links no heading answers, so rarely."""
+        """Whether the note's file names the anchor in HTML (``<a name="x">``, ``id="x"``).
+        Read once per note, and only for notes that a link's anchor no heading answers."""
+        if note_id not in self.html_anchors:
+            self.html_anchors[note_id] = self._read_html_anchors(note_id)
+        return anchor.casefold() in self.html_anchors[note_id]
+
+    def _read_html_anchors(self, note_id: int) -> frozenset[str]:
         note = self.notes.get(note_id)
         folder = self.site.roots.get(note.root) if note is not None else None
         if note is None or folder is None:
-            return False
+            return frozenset()
         try:
             text = (folder / note.rel).read_text(encoding="utf-8", errors="replace")
         except OSError:
-            return False
-        pattern = rf"""\b(?:name|id)\s*=\s*["']?{re.escape(anchor)}(?:["'\s/>]|$)"""
-        return re.search(pattern, text, re.IGNORECASE) is not None
+            return frozenset()
+        if "<" not in text:
+            return frozenset()
+        return frozenset(found.casefold() for found in _HTML_ANCHOR.findall(text))
 
     def _by_path(
         self, target: str, source: NoteName, relative_first: bool, root_fallback: bool
