@@ -13,12 +13,14 @@ from pathlib import Path
 
 import pytest
 
+import kb.ingest
 from kb.config import load_config
 from kb.ingest import Ingester
 from kb.links import LinkIndex, NoteName
 from kb.parse.note import parse_note
 from kb.store import Store
 from kb.store.names import lookup_entries
+from tests import test_consistency as consistency
 from tests.conftest import SAMPLE_NOTES
 
 
@@ -124,3 +126,14 @@ def test_the_stored_lookup_entries_are_exactly_what_the_link_index_builds() -> N
         assert expected[table] <= entered[table]
     for table in ("by_stem", "by_title", "by_alias", "by_slug"):
         assert entered[table] == expected[table], table
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_links_resolved_through_the_stored_keys_match_a_full_resolution(
+    tmp_path: Path, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """test_consistency's random edits, moves and deletions, with every ingest resolving
+    links through the stored lookup keys however many notes it wrote (small stores
+    otherwise often take the resolve-everything path)."""
+    monkeypatch.setattr(kb.ingest, "_FULL_LINKS_SHARE", 0)
+    consistency.test_incremental_ingest_matches_a_fresh_one(tmp_path, seed)
