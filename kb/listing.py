@@ -80,8 +80,12 @@ def list_notes(
 ) -> list[ListedNote]:
     """The notes that pass ``filters``, in ``sort`` order (by path; with ``among``, the
     ids of a search, in its ranked order), at most ``limit`` of them."""
-    rows = store.notes.listed()
     keep = _kept_ids(store, filters)
+    if _sql_can_list(filters, keep, among, sort, reverse, limit):
+        # kb list -n 20, kb recent: the store sorts and stops, no pass over every note.
+        rows = store.notes.listed(sort or "path", limit if limit is not None else -1)
+        return _listed_notes(store, rows)
+    rows = store.notes.listed()
     if among is not None:
         rank = {note_id: i for i, note_id in enumerate(among)}
         rows = sorted((r for r in rows if r.id in rank), key=lambda r: rank[r.id])
@@ -96,6 +100,29 @@ def list_notes(
         rows.reverse()
     if limit is not None:
         rows = rows[:limit]
+    return _listed_notes(store, rows)
+
+
+def _sql_can_list(
+    filters: ListFilters,
+    keep: set[int] | None,
+    among: list[int] | None,
+    sort: str | None,
+    reverse: bool,
+    limit: int | None,
+) -> bool:
+    return (
+        limit is not None
+        and keep is None
+        and among is None
+        and not reverse
+        and filters.modified_since is None
+        and filters.modified_until is None
+        and (sort or "path") in ("path", "date", "modified", "words")
+    )
+
+
+def _listed_notes(store: Store, rows: list[ListedRow]) -> list[ListedNote]:
     tags = _terms_of(store, "tags", rows)
     series = _terms_of(store, "series", rows)
     return [

@@ -138,6 +138,29 @@ def test_list_filters_and_sorts(kb, args: tuple[str, ...], expected: list[str]) 
     assert lines(result) == expected
 
 
+@pytest.mark.parametrize("sort", ["path", "date", "modified", "words"])
+def test_a_limited_list_is_the_start_of_the_whole_list(make_kb, sort: str) -> None:
+    # -n lets the store sort and stop; it must give what sorting every note gives.
+    kb = make_kb(
+        {
+            f"{folder}/{name}.md": f"---\ndate: {date}\n---\n\n{'word ' * words}\n"
+            for folder, name, date, words in [
+                ("a", "one", "2024-01-01", 3),
+                ("b", "two", "2024-01-01", 3),
+                ("a", "three", "null", 5),
+                ("c", "four", "2023-05-05", 1),
+                ("c", "five", "null", 3),
+            ]
+        }
+    )
+    kb.ingest()
+    whole = lines(run(kb, "list", "--format", "{path}", "--sort", sort))
+    assert len(whole) == 5
+    for count in range(1, 6):
+        start = lines(run(kb, "list", "--format", "{path}", "--sort", sort, "-n", str(count)))
+        assert start == whole[:count]
+
+
 def test_list_with_a_query_keeps_the_search_order(kb) -> None:
     ranked = [hit.path for hit in kb.search("redis").hits]
     assert len(ranked) == 2

@@ -37,6 +37,15 @@ _NOTE_WITH_TEXT = (
 )
 
 
+# kb list's orders that SQL can give with a LIMIT: newest, longest first; ties by path.
+LIST_ORDERS = {
+    "path": "path",
+    "date": "date IS NULL, date DESC, path DESC",
+    "modified": "mtime_ns DESC, path",
+    "words": "word_count DESC, path",
+}
+
+
 class NoteDao:
     """Reads and writes of notes; a note's terms and problems are written with it."""
 
@@ -98,13 +107,15 @@ class NoteDao:
             )
         ]
 
-    def listed(self) -> list[ListedRow]:
-        """Every note with what ``kb list`` filters and sorts on, by path."""
+    def listed(self, order: str = "path", limit: int = -1) -> list[ListedRow]:
+        """Notes with what ``kb list`` filters and sorts on, in ``order`` (a key of
+        ``LIST_ORDERS``), at most ``limit`` of them (-1: all)."""
         return [
             ListedRow(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), row[7], row[8])
             for row in self.conn.execute(
                 "SELECT id, path, root, rel, title, date, draft, word_count, mtime_ns "
-                "FROM notes ORDER BY path"
+                f"FROM notes ORDER BY {LIST_ORDERS[order]} LIMIT ?",
+                (limit,),
             )
         ]
 
