@@ -102,10 +102,11 @@ def read_query(
     """What to look for. ``count(text)`` is how many notes match a plan node (the engine
     answers it, capped); ``exact`` turns off typos, prefixes, stems and the glossary."""
     intact: list[Text] = []
+    source = _join_glossary_phrases(query.root, glossary) if glossary and not exact else query.root
     # Function words are dropped when the query has another word; else they are searched.
-    pieces = [p for w in _content_words(query.root) for p in split_word(w.text, lexicon, False)]
+    pieces = [p for w in _content_words(source) for p in split_word(w.text, lexicon, False)]
     drop = any(normalise(p) not in STOP_WORDS for p in pieces)
-    root = _split_words(query.root, lexicon, intact, drop)
+    root = _split_words(source, lexicon, intact, drop)
     if root is None:  # nothing searchable was left
         root = query.root
     read = Query(root, query.text, query.explicit)
@@ -122,11 +123,36 @@ def read_query(
 # -- splitting words ------------------------------------------------------------------
 
 
+def _join_glossary_phrases(node: Node, glossary: Glossary) -> Node:
+    """Neighbouring words that together are a glossary term become one word:
+    `fenwick tree` is 树状数组, where `fenwick` and `tree` alone are not."""
+    if not isinstance(node, And):
+        return node
+    children = list(node.children)
+    joined: list[Node] = []
+    index = 0
+    while index < len(children):
+        for size in (3, 2):
+            group = children[index : index + size]
+            plain = all(isinstance(c, Word) and not c.prefix for c in group)
+            if len(group) == size and plain:
+                phrase = " ".join(c.text for c in group if isinstance(c, Word))
+                if glossary.partners(phrase):
+                    joined.append(Word(phrase))
+                    index += size
+                    break
+        else:
+            joined.append(children[index])
+            index += 1
+    return joined[0] if len(joined) == 1 else And(tuple(joined))
+
+
+
 def _split_words(node: Node, lexicon: Lexicon, intact: list[Text], drop: bool) -> Node | None:
     """The tree with every plain word split into its words, function words dropped if
     ``drop``; None when nothing is left."""
     if isinstance(node, Word):
-        if node.prefix:
+        if node.prefix or " " in node.text:  # a glossary phrase stays whole
             return node
         pieces = split_word(node.text, lexicon, drop)
         if len(pieces) > 1 or (pieces and pieces[0] != node.text):
@@ -274,6 +300,16 @@ def _word_reading(
 ) -> WordReading:
     from kb.engines.plan import Prefix, Sequence, Term, phrase_plan, word_plan
 
+    if " " in word.text:  # a glossary phrase: its words anywhere, as a phrase above that
+        parts = [p for p in (word_plan(w) for w in word.text.split()) if p is not None]
+        phrase = phrase_plan(word.text)
+        return WordReading(
+            word,
+            _all(*parts),
+            variants=(phrase,) if phrase is not None else (),
+            partners=_partners(word.text, glossary),
+            shown_as=word.text,
+        )
     runs = list(segments(word.text))
     if len(runs) > 1 or not runs:  # a name with a symbol: its runs adjacent, in order
         plan = phrase_plan(word.text) or word_plan(word.text)
@@ -305,6 +341,10 @@ def _word_reading(
     if matches < FEW_MATCHES and len(folded) >= 3:
         if not any(isinstance(v, Prefix) for v in variants):
             variants.append(Prefix(folded))
+        if folded.isalpha():
+            started = split_started(folded, lexicon)
+            if started:
+                variants.append(Sequence(tuple(started), open_end=True))
         typos = close_spellings(folded, lexicon)
         close = [Term(t) for t in typos]
         if count(exact_plan) == 0:  # the word itself is in no note: say what was used
@@ -321,6 +361,13 @@ def _word_reading(
         shown_as=shown_as,
         instead=instead,
     )
+
+
+def _all(*texts: Text) -> Text:
+    from kb.engines.plan import AllOf
+
+    unique = tuple(dict.fromkeys(texts))
+    return unique[0] if len(unique) == 1 else AllOf(unique)
 
 
 def _any(*texts: Text) -> Text:
@@ -366,6 +413,17 @@ def split_identifier(word: str, lexicon: Lexicon) -> list[str]:
                 best[end] = option
     found = best[size]
     return found if found and len(found) > 1 else []
+
+
+def split_started(word: str, lexicon: Lexicon) -> list[str]:
+    """A partial identifier as words the notes use and the start of one more:
+    `servicecen` → service, cen… (the `service-center` or `ServiceCenter` being typed)."""
+    heads = [word[:i] for i in range(len(word) - 2, MIN_SPLIT_PIECE - 1, -1)]
+    known = lexicon.known(heads)
+    for head in heads:  # the longest known head first
+        if head in known and lexicon.completions(word[len(head) :], 1):
+            return [head, word[len(head) :]]
+    return []
 
 
 def close_spellings(word: str, lexicon: Lexicon) -> list[str]:

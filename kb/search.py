@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from kb.analysis import FEW_MATCHES, Reading, describe, read_query
 from kb.engines import EngineHit, SearchEngine
-from kb.engines.plan import QueryPlan, plan_query
+from kb.engines.plan import AllOf, InTitle, QueryPlan, plan_query
 from kb.query import And, Or, Phrase, Query, Word, parse_query
 from kb.snippets import highlight_spans, make_snippet, reading_patterns
 from kb.store import Store
@@ -63,6 +64,8 @@ POOL = 50  # the engine's best this many are ordered by the tiers below
 # fewer words than this per link. It ranks below the notes it lists.
 HUB_LINKS = 8
 HUB_WORDS_PER_LINK = 30
+RARITY_CAP = 2000  # notes counted for a word's rarity; past this a word is simply common
+TYPED_BONUS = 0.5  # a note holding every word as typed scores half as much again
 
 
 def run_search(
@@ -99,12 +102,8 @@ def run_search(
         seen = {hit.note_id for hit in strict}
         relaxed_plan = plan_query(query, _relaxed(reading))
         loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
-        # A note holding under half of several words is noise, not a near miss.
-        least = max(1, len(reading.words) // 2)
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
     order = _order(store, engine, reading, planned, strict, loose, facts)
-    if loose:
-        order = [o for o in order if not o[3] or len(o[2]) >= least]
     patterns = reading_patterns(reading)
     for note_id, score, matched, missing in order[:limit]:
         row = store.notes.by_id(note_id)
@@ -175,7 +174,18 @@ def _order(
         holding.append(anyone)
         as_typed.append(engine.holders(word.exact, ids) if len(alternatives) > 1 else anyone)
     intact = [engine.holders(text, ids) for text in reading.intact]
+    # A title holding every word: the note is about the query, not just mentioning it.
+    word_texts = [planned.text_of(w.word) or w.exact for w in reading.words]
+    titled_all = engine.holders(InTitle(AllOf(tuple(word_texts))), ids) if word_texts else set()
     links = store.links.note_link_counts(ids)
+    # How rare each word is, for ordering notes that hold only some of the words: a note
+    # holding the rare one (speculative decoding) before one holding two common ones.
+    rarity = [1.0] * len(reading.words)
+    if loose:
+        total = max(store.notes.count(), 1)
+        for index, text in enumerate(word_texts):
+            holders = engine.count(text, RARITY_CAP)
+            rarity[index] = math.log(1 + total / max(holders, 1))
     strict_ids = {h.note_id for h in strict}
 
     def is_hub(note_id: int) -> bool:
@@ -185,10 +195,23 @@ def _order(
     def key(item: tuple[int, EngineHit]) -> tuple[object, ...]:
         position, hit = item
         note_id = hit.note_id
-        held = sum(note_id in h for h in holding)
-        typed = sum(note_id in t for t in as_typed) + sum(note_id in t for t in intact)
+        held = sum(rarity[i] for i, h in enumerate(holding) if note_id in h)
+        whole = sum(note_id in t for t in intact)
         titled = facts[note_id][0].lower() == planned.title_key
-        return (note_id not in strict_ids, -held, not titled, -typed, is_hub(note_id), position)
+        # Words held as typed (not only by a variant or a partner) weigh more, softly: a
+        # note about the query in the partner's language can still rank above a mention.
+        typed = sum(note_id in t for t in as_typed) / len(reading.words)
+        score = hit.score * (1 + TYPED_BONUS * typed)
+        return (
+            note_id not in strict_ids,
+            -held,
+            not titled,
+            note_id not in titled_all,
+            -whole,
+            is_hub(note_id),
+            -score,
+            position,
+        )
 
     ordered = sorted(enumerate(hits), key=key)
     # A note holding a word only by one of its other forms says which (推理 (inference)).
@@ -209,7 +232,11 @@ def _order(
             if hit.note_id in h
         ]
         # A note the query matched as written lacks nothing (`a OR b` needs one of them).
-        missing = [] if hit.note_id in strict_ids else [w for w in labels if w not in matched]
+        missing = [
+            label
+            for label, h in zip(labels, holding, strict=True)
+            if hit.note_id not in h and hit.note_id not in strict_ids
+        ]
         result.append((hit.note_id, hit.score, matched, missing))
     return result
 
