@@ -7,6 +7,7 @@ from here, tested without either front end.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 import unicodedata
@@ -384,6 +385,9 @@ METADATA_CAP = 1.5
 # ... and at most this many entries of a list may rest on series and tags alone (the
 # series tab lists the siblings anyway).
 METADATA_ONLY_ENTRIES = 3
+# A tag or series on more notes than the word ceiling (kb.engines.frequency_ceiling) says
+# little, but a small folder's one series (20 of 45 bundled notes) still counts.
+METADATA_MIN_CEILING = 50
 _METADATA = frozenset({"series", "tags"})
 _DIRECTIONS = {"both": "links both ways", "out": "links to it", "in": "links here"}
 
@@ -412,6 +416,8 @@ def related(
     """Notes ranked by evidence: explicit links, distinctive words in common, links in
     common, and (capped) shared series and tags; each with a one-line reason that names
     the strongest evidence first."""
+    from kb.engines import frequency_ceiling
+
     evidence: dict[int, _Evidence] = {}
 
     def add(other: int, kind: str, weight: float, detail: str) -> None:
@@ -432,10 +438,16 @@ def related(
         weight = LINK_WEIGHT + (BOTH_WAYS_BONUS if both else 0.0)
         weight += TYPED_LINK_BONUS if any(rels.get(other, [])) else 0.0
         add(other, "links", weight, direction)
+    # Series and tags: kept aside, as most notes sharing them share nothing else; they join
+    # the notes with other evidence, and at most METADATA_ONLY_ENTRIES others, the best.
+    metadata: dict[int, _Evidence] = {}
+    common = max(METADATA_MIN_CEILING, frequency_ceiling(total))
     for kind, weight in (("tags", 1.0), ("series", 1.5)):
-        for shared in store.terms.shared(kind, note_id, max(50, total // 5)):
-            rarity = math.log(total / shared.notes_with_it) / math.log(total)
-            add(shared.note_id, kind, weight * rarity, shared.name)
+        for shared in store.terms.shared(kind, note_id, common):
+            if shared.note_id != note_id:
+                rarity = math.log(total / shared.notes_with_it) / math.log(total)
+                found = metadata.setdefault(shared.note_id, _Evidence())
+                found.add(kind, weight * rarity, shared.name)
     # Links in common count less through notes that link everywhere (Adamic-Adar).
     for co in store.links.co_linked(note_id):
         add(co.note_id, "co-linked", 0.3 / math.log(2 + co.shared_degree), "1")
@@ -446,9 +458,21 @@ def related(
         mine = _title_words(titles.get(note_id, ""))
         for other, share, words in similar:
             add(other, "terms", TERMS_WEIGHT * share, ", ".join(words[:3]))
-            in_titles = mine & _title_words(titles.get(other, "")) & set(words)
+            in_titles = mine & set(words)
+            if in_titles:  # only then is the other title worth cutting into words
+                in_titles &= _title_words(titles.get(other, ""))
             if in_titles:
                 add(other, "title", TITLE_WORD_WEIGHT * len(in_titles), ", ".join(in_titles))
+    for other, found in metadata.items():
+        if other in evidence:
+            for kind, details in found.details.items():
+                evidence[other].weights[kind] = found.weights[kind]
+                evidence[other].details[kind] = details
+    alone = [(other, found) for other, found in metadata.items() if other not in evidence]
+    best_alone = heapq.nlargest(
+        METADATA_ONLY_ENTRIES, alone, key=lambda item: (item[1].score(), -item[0])
+    )
+    evidence.update(best_alone)
     ranked = sorted(evidence.items(), key=lambda item: (-item[1].score(), item[0]))
     out: list[Related] = []
     metadata_only = 0

@@ -105,11 +105,11 @@ class EngineEntry(ABC):
         ``in_store``). An index in the store committed with it: nothing to do."""
 
 
-MLT_CANDIDATES = 100  # the note's most frequent words: plenty to find the distinctive ones
-MLT_TERMS = 40
+MLT_CANDIDATES = 50  # the note's most frequent words: enough to find the distinctive ones
+MLT_TERMS = 25
 # Each word kept costs a look-up of the notes that hold it: stop once the words kept are
 # held by this many notes in all (at 10,000 notes a word may be in up to 520).
-MLT_POSTINGS_BUDGET = 4000
+MLT_POSTINGS_BUDGET = 2000
 # A word is distinctive only when few notes hold it: at most a fifth of a small collection
 # (6 of 31 notes), at most 20 + 5% of a large one (520 of 10,000, 5,020 of 100,000: past
 # that its idf is under log 20 and its holders list costs more than it tells), and never
