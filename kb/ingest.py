@@ -342,9 +342,11 @@ class Ingester:
         self.old_link_keys: set[str] = set()
         self.old_lookups: set[int] = set()  # their lookup entries (kb.store.names)
         self.lost_links: set[int] = set()  # links to notes this run removes
+        self.started_empty = False
 
     def run(self, targets: Iterable[Path] | None = None, rebuild: bool = False) -> IngestStats:
         started = time.perf_counter()
+        self.started_empty = self.store.generation == 0  # nothing was ever written to it
         scopes = self._scopes(targets)
         explicit_rebuild = rebuild
         settings = self.config.settings_signature()
@@ -548,7 +550,8 @@ class Ingester:
             return cache[note_id]
 
         written = self.store.notes.names(self.written_ids)
-        self.store.names.replace(written, fresh=full and self.index_is_empty)
+        fresh = self.started_empty or (full and self.index_is_empty)
+        self.store.names.replace(written, fresh=fresh)
         # Both ways give the same answers; past a share of the notes, one pass over every
         # link in memory is cheaper than looking each link's names up.
         if full or len(self.written_ids) * _FULL_LINKS_SHARE > self.store.notes.count():
