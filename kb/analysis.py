@@ -301,11 +301,11 @@ def _word_reading(
     from kb.engines.plan import Prefix, Sequence, Term, phrase_plan, word_plan
 
     if " " in word.text:  # a glossary phrase: its words anywhere, as a phrase above that
-        parts = [p for p in (word_plan(w) for w in word.text.split()) if p is not None]
+        each = [p for p in (word_plan(w) for w in word.text.split()) if p is not None]
         phrase = phrase_plan(word.text)
         return WordReading(
             word,
-            _all(*parts),
+            _all(*each),
             variants=(phrase,) if phrase is not None else (),
             partners=_partners(word.text, glossary),
             shown_as=word.text,
@@ -330,10 +330,13 @@ def _word_reading(
         pieces = split_identifier(folded, lexicon)
         if pieces:
             variants.append(Sequence(tuple(pieces)))
-    variants.extend(Term(w) for w in lexicon.same_stem(folded))
     # A prefix typed (`roof*`) or the last word as you type; a long word also matches
-    # the longer identifiers it begins (ThreadLocal → ThreadLocalRandom).
-    if word.prefix or len(folded) >= MIN_LONGER:
+    # the longer identifiers it begins (ThreadLocal → ThreadLocalRandom), which covers
+    # its inflections that begin with it too (latency → latencies is not, lock → locks is).
+    open_ended = word.prefix or len(folded) >= MIN_LONGER
+    stems = lexicon.same_stem(folded)
+    variants.extend(Term(w) for w in stems if not (open_ended and w.startswith(folded)))
+    if open_ended:
         variants.append(Prefix(folded))
     matches = count(_any(exact_plan, *variants))
     shown_as, instead = word.text, False

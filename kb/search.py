@@ -8,9 +8,15 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kb.analysis import FEW_MATCHES, Reading, describe, read_query
 from kb.engines import EngineHit, SearchEngine
-from kb.engines.plan import AllOf, InTitle, QueryPlan, plan_query
-from kb.query import And, Or, Phrase, Query, Word, parse_query
-from kb.snippets import highlight_spans, make_snippet, reading_patterns
+from kb.engines.plan import QueryPlan, plan_query
+from kb.query import And, Node, Or, Phrase, Query, Word, parse_query
+from kb.snippets import (
+    highlight_spans,
+    make_snippet,
+    plan_patterns,
+    reading_patterns,
+    word_patterns,
+)
 from kb.store import Store
 from kb.text import clean_line, json_text
 
@@ -105,12 +111,16 @@ def run_search(
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
     order = _order(store, engine, reading, planned, strict, loose, facts)
     patterns = reading_patterns(reading)
-    for note_id, score, matched, missing in order[:limit]:
+    for note_id, score, held, missing in order[:limit]:
         row = store.notes.by_id(note_id)
         if row is None:
             continue
         title = clean_line(row.title)
         snippet, spans = make_snippet(row.text or row.summary or "", patterns, code=row.code)
+        matched = held
+        if any(_OTHER_FORM in label for label in held):
+            whole_text = "\n".join((row.title, row.text, row.code))
+            matched = _name_other_forms(held, reading, whole_text)
         results.hits.append(
             SearchHit(
                 note_id=row.id,
@@ -158,7 +168,11 @@ def _order(
     loose: list[EngineHit],
     facts: dict[int, tuple[str, int]],
 ) -> list[tuple[int, float, list[str], list[str]]]:
-    """(note, score, words matched, words missing), best first."""
+    """(note, score, words matched, words missing), best first.
+
+    The engine is asked only what it answers cheaply: which of the candidates hold a
+    word as typed (terms, not prefixes), and, for notes holding only some words, which
+    words. Titles are checked with the words' patterns, here."""
     hits = [h for h in (*strict, *loose) if h.note_id in facts]
     ids = [h.note_id for h in hits]
     labels = [r.shown_as or r.word.text for r in reading.words]
@@ -166,17 +180,30 @@ def _order(
     simple = simple and all(r.alternatives() == (r.exact,) for r in reading.words)
     if simple or not ids:
         return [(h.note_id, h.score, list(labels), []) for h in hits]
+    strict_ids = {h.note_id for h in strict}
+    loose_ids = [h.note_id for h in loose if h.note_id in facts]
+    word_texts = [planned.text_of(w.word) or w.exact for w in reading.words]
+    # A note the query matched holds every word when the query is words ANDed (with
+    # filters or exclusions beside them); only an OR makes the engine say which.
+    every = _words_anded(reading.query.root)
     holding: list[set[int]] = []
     as_typed: list[set[int]] = []
-    for word in reading.words:
-        alternatives = word.alternatives()
-        anyone = engine.holders(planned.text_of(word.word) or word.exact, ids)
-        holding.append(anyone)
-        as_typed.append(engine.holders(word.exact, ids) if len(alternatives) > 1 else anyone)
+    for word, text in zip(reading.words, word_texts, strict=True):
+        held = set(strict_ids) if every else engine.holders(text, list(strict_ids))
+        if loose_ids:
+            held |= engine.holders(text, loose_ids)
+        holding.append(held)
+        exact = word.exact
+        several = len(word.alternatives()) > 1
+        as_typed.append(engine.holders(exact, [i for i in ids if i in held]) if several else held)
     intact = [engine.holders(text, ids) for text in reading.intact]
     # A title holding every word: the note is about the query, not just mentioning it.
-    word_texts = [planned.text_of(w.word) or w.exact for w in reading.words]
-    titled_all = engine.holders(InTitle(AllOf(tuple(word_texts))), ids) if word_texts else set()
+    title_patterns = [word_patterns(w) for w in reading.words]
+    titled_all = {
+        note_id
+        for note_id in ids
+        if all(any(p.search(facts[note_id][0]) for p in ps) for ps in title_patterns)
+    }
     links = store.links.note_link_counts(ids)
     # How rare each word is, for ordering notes that hold only some of the words: a note
     # holding the rare one (speculative decoding) before one holding two common ones.
@@ -186,7 +213,6 @@ def _order(
         for index, text in enumerate(word_texts):
             holders = engine.count(text, RARITY_CAP)
             rarity[index] = math.log(1 + total / max(holders, 1))
-    strict_ids = {h.note_id for h in strict}
 
     def is_hub(note_id: int) -> bool:
         count = links.get(note_id, 0)
@@ -213,32 +239,52 @@ def _order(
             position,
         )
 
-    ordered = sorted(enumerate(hits), key=key)
-    # A note holding a word only by one of its other forms says which (推理 (inference)).
-    shown: dict[tuple[int, int], str] = {}
-    for index, word in enumerate(reading.words):
-        lacking = holding[index] - as_typed[index]
-        for alternative in word.alternatives()[1:]:
-            if not lacking:
-                break
-            for note_id in engine.holders(alternative, lacking):
-                shown[index, note_id] = f"{labels[index]} ({describe(alternative)})"
-            lacking -= {n for i, n in shown if i == index}
     result = []
-    for _, hit in ordered:
+    for _, hit in sorted(enumerate(hits), key=key):
+        note_id = hit.note_id
         matched = [
-            shown.get((index, hit.note_id), label)
+            label if note_id in as_typed[index] else f"{label} ({_OTHER_FORM})"
             for index, (label, h) in enumerate(zip(labels, holding, strict=True))
-            if hit.note_id in h
+            if note_id in h
         ]
         # A note the query matched as written lacks nothing (`a OR b` needs one of them).
         missing = [
             label
             for label, h in zip(labels, holding, strict=True)
-            if hit.note_id not in h and hit.note_id not in strict_ids
+            if note_id not in h and note_id not in strict_ids
         ]
-        result.append((hit.note_id, hit.score, matched, missing))
+        result.append((note_id, hit.score, matched, missing))
     return result
+
+
+_OTHER_FORM = "\x00"  # marks a word held only by another form, named once the text is read
+
+
+def _words_anded(node: Node) -> bool:
+    children = node.children if isinstance(node, And) else (node,)
+    return not any(isinstance(c, Or) for c in children)
+
+
+def _name_other_forms(matched: list[str], reading: Reading, text: str) -> list[str]:
+    """``推理 (inference)``: which other form of a word a note holds, read from its text."""
+    named = []
+    for label in matched:
+        if not label.endswith(f" ({_OTHER_FORM})"):
+            named.append(label)
+            continue
+        word_label = label[: -len(f" ({_OTHER_FORM})")]
+        form = next(
+            (
+                describe(alternative)
+                for word in reading.words
+                if (word.shown_as or word.word.text) == word_label
+                for alternative in word.alternatives()[1:]
+                if any(p.search(text) for p in plan_patterns(alternative))
+            ),
+            None,
+        )
+        named.append(f"{word_label} ({form})" if form else word_label)
+    return named
 
 
 def _suggest(engine: SearchEngine, query: Query) -> str | None:

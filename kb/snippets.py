@@ -13,7 +13,7 @@ from kb.text import CJK_CHAR, CONTROL_CHARS
 from kb.tokenize import segments
 
 if TYPE_CHECKING:
-    from kb.analysis import Reading
+    from kb.analysis import Reading, WordReading
     from kb.engines.plan import Text
 
 SNIPPET_CHARS = 160
@@ -53,10 +53,9 @@ def reading_patterns(reading: Reading) -> list[re.Pattern[str]]:
 
     patterns: list[re.Pattern[str]] = []
     for word in reading.words:
-        for text in word.alternatives():
-            patterns.extend(_plan_patterns(text))
+        patterns.extend(word_patterns(word))
     for text in reading.intact:
-        patterns.extend(_plan_patterns(text))
+        patterns.extend(plan_patterns(text))
     others = [t for t in reading.query.positive_terms() if isinstance(t, Phrase | Field)]
     patterns.extend(term_patterns(others))
     unique: dict[str, re.Pattern[str]] = {}
@@ -65,7 +64,12 @@ def reading_patterns(reading: Reading) -> list[re.Pattern[str]]:
     return list(unique.values())
 
 
-def _plan_patterns(text: Text) -> list[re.Pattern[str]]:
+def word_patterns(word: WordReading) -> list[re.Pattern[str]]:
+    """Where a query word, in any of its forms, may stand in a text."""
+    return [p for text in word.alternatives() for p in plan_patterns(text)]
+
+
+def plan_patterns(text: Text) -> list[re.Pattern[str]]:
     from kb.engines import plan
 
     if isinstance(text, plan.Term):
@@ -85,8 +89,8 @@ def _plan_patterns(text: Text) -> list[re.Pattern[str]]:
         pattern = r"[\W_]*".join(re.escape(p) for p in pieces)
         return [re.compile(pattern, re.IGNORECASE)]
     if isinstance(text, plan.AnyOf | plan.AllOf):
-        return [p for child in text.children for p in _plan_patterns(child)]
-    return _plan_patterns(text.child)
+        return [p for child in text.children for p in plan_patterns(child)]
+    return plan_patterns(text.child)
 
 
 def _token_pattern(token: str) -> re.Pattern[str]:

@@ -142,7 +142,7 @@ def test_killed_between_store_and_index_commit_catches_up(tmp_path: Path) -> Non
     assert stats.changed == 0  # the store had it all; only the index caught up
     kb = KnowledgeBase.open(tmp_path)
     assert kb.engine().is_ready()
-    assert [h.path for h in kb.search("独角兽缓存").hits] == ["engineering/redis-study.md"]
+    assert [h.path for h in kb.search('"独角兽缓存"').hits] == ["engineering/redis-study.md"]
     assert "life/reading-list.md" not in {h.path for h in kb.search("阅读清单", limit=100).hits}
 
 

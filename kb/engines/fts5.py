@@ -228,8 +228,7 @@ class Fts5Engine:
         # R AND (R OR boosts) matches exactly what R matches; bm25 also weighs the boosts.
         # Without boosts R alone ranks the same (bm25 sums over phrases, and R's positive
         # phrases would only count twice) at half the cost: every phrase is scored per hit.
-        widened = planned.boosts or planned.preferred
-        expression = f"{required} AND ({_ranking(planned)})" if widened else required
+        expression = f"{required} AND ({_ranking(planned)})" if planned.boosts else required
         rows = self.conn.execute(
             f"SELECT rowid, -bm25({TABLE}, {_WEIGHTS_SQL}) AS score FROM {TABLE} "
             f"WHERE {TABLE} MATCH ? ORDER BY score DESC LIMIT ?",
@@ -293,7 +292,8 @@ class Fts5Engine:
         """Which of the notes ``among`` match ``text``."""
         expression = match_expression(text)
         try:
-            if len(among) <= _LOOKUP_AT_MOST:
+            # A prefix is expanded again for each note looked up: one full match is cheaper.
+            if len(among) <= _LOOKUP_AT_MOST and "*" not in expression:
                 marks = ", ".join("?" for _ in among)
                 rows = self.conn.execute(
                     f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? AND rowid IN ({marks})",
@@ -352,7 +352,7 @@ class Fts5Engine:
 def _ranking(planned: QueryPlan) -> str:
     """Every positive term, whichever of them a note matched, plus the dictionary words a
     Chinese term may be, matched only in the side columns (optional boosts)."""
-    parts = [match_expression(t) for t in (*planned.ranking, *planned.preferred)]
+    parts = [match_expression(t) for t in planned.ranking]
     if planned.boosts:
         parts.append(f"{SIDE_COLUMNS} : ({' OR '.join(_quote(p) for p in planned.boosts)})")
     return " OR ".join(parts)

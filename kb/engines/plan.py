@@ -158,7 +158,6 @@ class QueryPlan(Value):
     title_key: str  # a note titled so comes first
     # Each word's plan with its alternatives (kb.analysis): what a note must match for it.
     expanded: tuple[tuple[Word, Text], ...] = ()
-    preferred: tuple[Text, ...] = ()  # exact forms and unsplit runs: counted again in rank
 
     def text_of(self, node: Node) -> Text | None:
         """The plan of a node of ``root`` made only of text (see ``text_plan``)."""
@@ -173,16 +172,6 @@ def plan_query(query: Query, reading: Reading | None = None) -> QueryPlan:
     read = reading.query if reading is not None else query
     expanded = with_words(reading.words) if reading is not None else {}
     ranking = (text_plan(term, expanded) for term in read.positive_terms())
-    preferred: tuple[Text, ...] = ()
-    if reading is not None:
-        preferred = tuple(
-            dict.fromkeys(
-                [
-                    *(r.exact for r in reading.words if r.alternatives() != (r.exact,)),
-                    *reading.intact,
-                ]
-            )
-        )
     return QueryPlan(
         root=read.root,
         required=text_plan(read.root, expanded),
@@ -190,7 +179,6 @@ def plan_query(query: Query, reading: Reading | None = None) -> QueryPlan:
         boosts=tuple(query.dictionary_pieces(MAX_BOOSTS)),
         title_key=query.title_key(),
         expanded=tuple(expanded.items()),
-        preferred=preferred,
     )
 
 

@@ -331,16 +331,14 @@ class WhooshEngine:
     def _boosts(self, reader: Any, planned: QueryPlan) -> Any:
         from whoosh.query import Or, Term
 
-        if not planned.boosts and not planned.preferred:
+        if not planned.boosts:
             return None
-        parts = [self._query(reader, t) for t in planned.preferred]
-        parts.extend(Term(f, piece, boost=_WEIGHT[f]) for piece in planned.boosts for f in SIDE)
-        return Or(parts)
+        return Or([Term(f, piece, boost=_WEIGHT[f]) for piece in planned.boosts for f in SIDE])
 
     def _ranking(self, reader: Any, planned: QueryPlan) -> Any:
         from whoosh.query import Or, Term
 
-        parts = [self._query(reader, t) for t in (*planned.ranking, *planned.preferred)]
+        parts = [self._query(reader, t) for t in planned.ranking]
         for piece in planned.boosts:  # dictionary words: optional boosts
             parts.append(Or([Term(f, piece, boost=_WEIGHT[f]) for f in SIDE]))
         return Or(parts) if parts else None
