@@ -658,3 +658,60 @@ async def test_reader_keys_and_find_in_the_note(make_kb) -> None:
         assert str(count.render()).startswith("1/2")
         await pilot.press("escape", "escape")  # the find bar, then the note
         assert app.screen.id == "search"
+
+
+async def wait_for(condition, pilot, seconds: float = 10.0) -> bool:
+    for _ in range(int(seconds / 0.1)):
+        if condition():
+            return True
+        await pilot.pause(0.1)
+    return condition()
+
+
+@pytest.mark.slow
+async def test_the_app_is_told_when_notes_change(sample) -> None:
+    pytest.importorskip("watchfiles")
+    app = make_app(sample, watch=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        assert await wait_for(lambda: app.watching == "notifications", pilot)
+        await pilot.pause(0.5)  # the watch is set up
+        note = sample.config.roots[0].path / "life" / "told.md"
+        note.write_text("---\ntitle: 文件通知\n---\n\nplatypus\n", encoding="utf-8")
+        app.screen.query_one("#query", Input).value = ""
+        await pilot.press(*"platypus")
+        assert await wait_for(lambda: result_titles(app) == ["文件通知"], pilot)
+
+
+@pytest.mark.slow
+async def test_without_notifications_a_stat_walk_takes_over(sample, monkeypatch) -> None:
+    watchfiles = pytest.importorskip("watchfiles")
+
+    def cannot_watch(*args, **kwargs):
+        raise OSError(28, "inotify watch limit reached")
+
+    monkeypatch.setattr(watchfiles, "watch", cannot_watch)
+    monkeypatch.setattr("kb.tui.app.WATCH_SECONDS", 0.3)
+    app = make_app(sample, watch=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(app, pilot)
+        assert await wait_for(lambda: app.watching == "polling", pilot)
+        note = sample.config.roots[0].path / "life" / "walked.md"
+        note.write_text("---\ntitle: 轮询找到的\n---\n\nnarwhal\n", encoding="utf-8")
+        app.screen.query_one("#query", Input).value = ""
+        await pilot.press(*"narwhal")
+        assert await wait_for(lambda: result_titles(app) == ["轮询找到的"], pilot)
+
+
+@pytest.mark.slow
+async def test_a_result_holding_only_some_words_says_which_it_lacks(sample) -> None:
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await search(app, pilot, "redis 持久化 区别")
+        results = app.screen.query_one("#results", OptionList)
+        prompts = [str(results.get_option_at_index(i).prompt) for i in range(3)]
+        assert "Redis 学习笔记" in prompts[0]
+        assert all("without" in prompt for prompt in prompts)  # none holds all three
+        lacking = results.get_option_at_index(0).prompt
+        assert any("dim" in str(span.style) for span in lacking.spans)  # type: ignore[union-attr]

@@ -113,7 +113,7 @@ class ResultList(OptionList):
                 Content.assemble(
                     highlighted(hit.title, hit.title_highlights, "bold"),
                     "\n",
-                    (_meta(hit.date, hit.path, hit.tags), DIM),
+                    (_meta(hit.date, hit.path, hit.tags) + _lacking(hit.missing), DIM),
                     "\n",
                     highlighted(hit.snippet, hit.highlights),
                 ),
@@ -142,6 +142,11 @@ class ResultList(OptionList):
         event.stop()
         if event.option.id:
             self.post_message(OpenNote(int(event.option.id)))
+
+
+def _lacking(missing: list[str]) -> str:
+    """A result that holds only some of the query's words says which it lacks, dimmed."""
+    return f"  · without {', '.join(one_line(w) for w in missing)}" if missing else ""
 
 
 def _meta(date: str | None, path: str, tags: list[str]) -> str:
