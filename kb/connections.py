@@ -266,25 +266,32 @@ def mention_pattern(name: str) -> re.Pattern[str]:
 
 
 def normalise_line(line: str) -> str:
-    """A line as names are compared, character for character (so offsets still point into
-    the line): NFKC and case folding of each character, kept only when it stays one
-    character."""
+    """A line as names are compared (case aside: patterns ignore it), character for
+    character, so offsets still point into the line: NFKC (full width to half width), each
+    character kept as it is where NFKC would make it several."""
+    folded = unicodedata.normalize("NFKC", line)
+    if len(folded) == len(line):
+        return folded
     out = []
     for ch in line:
-        folded = unicodedata.normalize("NFKC", ch).casefold()
-        out.append(folded if len(folded) == 1 else ch)
+        one = unicodedata.normalize("NFKC", ch)
+        out.append(one if len(one) == 1 else ch)
     return "".join(out)
 
 
 def prose_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(line number, line) of the text a reader reads as prose: no front matter, no fenced
-    code, and inside a line no inline code, links, URLs or tags (blanked, so offsets hold)."""
+    """(line number, line) of the lines a reader reads as prose: not the front matter,
+    fenced code or a reference definition (see ``blank_markup`` for inside a line)."""
     lines = text.splitlines()
     start = _front_matter_end(lines)
     for number, (line, is_code) in enumerate(code_lines(lines[start:]), start=start + 1):
-        if is_code or _REFERENCE_DEFINITION.match(line):
-            continue
-        yield number, _NOT_PROSE.sub(lambda m: " " * len(m.group()), line)
+        if not (is_code or _REFERENCE_DEFINITION.match(line)):
+            yield number, line
+
+
+def blank_markup(line: str) -> str:
+    """The line with inline code, links, URLs and tags blanked out (offsets hold)."""
+    return _NOT_PROSE.sub(lambda m: " " * len(m.group()), line)
 
 
 def _front_matter_end(lines: list[str]) -> int:
@@ -305,6 +312,9 @@ def locate_mention(text: str, names: list[str]) -> tuple[int, str, str] | None:
     patterns = [(name, mention_pattern(name)) for name in names]
     for number, line in prose_lines(text):
         folded = normalise_line(line)
+        if not any(pattern.search(folded) for _, pattern in patterns):
+            continue  # most lines: no need to look at their markup
+        folded = blank_markup(folded)
         heading = _HEADING.match(folded)
         for name, pattern in patterns:
             match = pattern.search(folded)
@@ -312,9 +322,8 @@ def locate_mention(text: str, names: list[str]) -> tuple[int, str, str] | None:
                 continue
             if heading and normalise_name(heading.group(1)) == normalise_name(name):
                 continue
-            original = text.splitlines()[number - 1]
             start = max(0, match.start() - CONTEXT_CHARS)
-            context = clean_line(original[start : match.end() + CONTEXT_CHARS])
+            context = clean_line(line[start : match.end() + CONTEXT_CHARS])
             return number, name, context
     return None
 
@@ -340,16 +349,18 @@ def mentions(
     for name in mention_names(names[0], configured):
         if name not in configured and (index_note or is_common_name(name)):
             continue
-        hits = engine.search(Query(Phrase(name), f'"{name}"'), limit=total)
-        too_common = len(hits) > max(MENTION_COMMON_FLOOR, total * MENTION_MAX_SHARE)
-        if too_common and name not in configured:
+        common = int(max(MENTION_COMMON_FLOOR, total * MENTION_MAX_SHARE))
+        limit = total if name in configured else common + 1
+        hits = engine.search(Query(Phrase(name), f'"{name}"'), limit=limit)
+        if len(hits) > common and name not in configured:
             continue
+        pattern = mention_pattern(name)
         for hit in hits:
             if hit.note_id in (note_id, *linking) or hit.note_id in found:
                 continue
             row = store.notes.by_id(hit.note_id)
-            if row is None:
-                continue
+            if row is None or not _may_name(pattern, row.text):
+                continue  # the index matched words apart: only the file is worth reading
             located = locate_mention(_read(file_of(row.root, row.rel)), [name])
             if located is not None:
                 line, named, context = located
@@ -357,6 +368,11 @@ def mentions(
                     hit.note_id, row.path, clean_line(row.title), named, line, context
                 )
     return sorted(found.values(), key=lambda m: m.path)
+
+
+def _may_name(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether the stored text has the name at all (any case, any width)."""
+    return bool(pattern.search(text) or pattern.search(unicodedata.normalize("NFKC", text)))
 
 
 def _read(path: Path) -> str:
