@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from kb.analysis import FEW_MATCHES, Reading, describe, read_query
+from kb.analysis import FEW_MATCHES, Reading, close_spellings, describe, read_query
 from kb.engines import EngineHit, SearchEngine
 from kb.engines.plan import QueryPlan, plan_query
 from kb.query import And, Node, Or, Phrase, Query, Word, parse_query
@@ -19,6 +19,7 @@ from kb.snippets import (
 )
 from kb.store import Store
 from kb.text import clean_line, json_text
+from kb.tokenize import normalise
 
 if TYPE_CHECKING:
     from kb.glossary import Glossary
@@ -140,7 +141,7 @@ def run_search(
         )
     results.relaxed = any(hit.missing for hit in results.hits)
     if not results.hits:
-        results.suggestion = _suggest(engine, query)
+        results.suggestion = _suggest(store, query)
     return results
 
 
@@ -287,16 +288,30 @@ def _name_other_forms(matched: list[str], reading: Reading, text: str) -> list[s
     return named
 
 
-def _suggest(engine: SearchEngine, query: Query) -> str | None:
-    """Replace each misspelt Latin word by its closest indexed word, if any changed."""
+def _suggest(store: Store, query: Query) -> str | None:
+    """Replace each misspelt Latin word by the closest word the notes use, if any changed.
+    Read from the store's vocabulary: never a scan of the index."""
     changed = False
     words = []
     for term in query.positive_terms():
         if isinstance(term, Word) and not term.prefix and term.text.isascii():
-            near = engine.vocabulary_near(term.text, 1)
-            if near and near[0] != term.text.lower():
-                words.append(near[0])
+            near = _closest(normalise(term.text), store)
+            if near and near != term.text.lower():
+                words.append(near)
                 changed = True
                 continue
         words.append(f'"{term.text}"' if isinstance(term, Phrase) else getattr(term, "text", ""))
     return " ".join(w for w in words if w) if changed else None
+
+
+def _closest(word: str, store: Store) -> str | None:
+    if len(word) < 3 or not word.isalpha():
+        return None
+    typos = close_spellings(word, store.vocabulary)
+    if typos:
+        return typos[0]
+    import difflib  # a short word: compare with the words of about its length
+
+    words = store.vocabulary.latin_of_length(len(word) - 1, len(word) + 1, word[0])
+    found = difflib.get_close_matches(word, words, n=1, cutoff=0.75)
+    return found[0] if found else None

@@ -49,10 +49,6 @@ class SearchEngine(Protocol):
         """Which of the notes ``among`` match a plan node."""
         ...
 
-    def vocabulary_near(self, word: str, limit: int) -> list[str]:
-        """Indexed words spelled like ``word``, for "did you mean"."""
-        ...
-
     def more_like_this(
         self, note_id: int, document: SearchDocument, limit: int = 30
     ) -> list[Related]:

@@ -33,7 +33,6 @@ from kb.engines.plan import (
 )
 from kb.query import And, Field, Node, Not, Phrase, Query, Word
 from kb.store import Store, filter_clause
-from kb.tokenize import normalise
 
 TABLE = "note_fts"
 COLUMNS = plan.STREAMS  # one column per stream
@@ -278,8 +277,7 @@ class Fts5Engine:
         """How many notes match ``text``, counted up to ``cap``."""
         try:
             (found,) = self.conn.execute(
-                f"SELECT count(*) FROM (SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? "
-                "LIMIT ?)",
+                f"SELECT count(*) FROM (SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? LIMIT ?)",
                 (match_expression(text), cap),
             ).fetchone()
         except sqlite3.OperationalError as exc:
@@ -334,19 +332,6 @@ class Fts5Engine:
             (_quote(" ".join(index_tokens(term))),),
         )
         return (row[0] for row in rows)
-
-    def vocabulary_near(self, word: str, limit: int) -> list[str]:
-        import difflib
-
-        term = normalise(word)
-        if len(term) < 3:
-            return []
-        rows = self.conn.execute(
-            f"SELECT term FROM {TABLE}_vocab WHERE term >= ? AND term < ? AND doc > 0",
-            (term[0], term[0] + "\U0010ffff"),
-        ).fetchall()
-        candidates = [row[0] for row in rows]
-        return difflib.get_close_matches(term, candidates, n=limit, cutoff=0.75)
 
 
 def _ranking(planned: QueryPlan) -> str:

@@ -9,7 +9,6 @@ index up to date from the store's per-note generations and tombstones.
 
 from __future__ import annotations
 
-import difflib
 import shutil
 import time
 from collections.abc import Callable, Collection, Iterable
@@ -28,7 +27,6 @@ from kb.engines import (
 from kb.engines.plan import QueryPlan, document_streams, plan_query
 from kb.errors import KbError, StoreError, os_error_message
 from kb.query import And, Field, Node, Not, Or, Phrase, Query, Word
-from kb.tokenize import normalise
 
 if TYPE_CHECKING:
     from kb.documents import SearchDocument
@@ -491,21 +489,6 @@ class WhooshEngine:
             return more_like_this(
                 note_id, counts, total, lambda t, cap: len(notes_with(t, cap)), holders, limit
             )
-
-    def vocabulary_near(self, word: str, limit: int) -> list[str]:
-        ix = self._open()
-        term = normalise(word)
-        if ix is None or len(term) < 3:
-            return []
-
-        def words() -> set[str]:
-            with ix.searcher() as searcher:
-                return {
-                    w.decode("utf-8") if isinstance(w, bytes) else w
-                    for w in searcher.reader().expand_prefix("body", term[0])
-                }
-
-        return difflib.get_close_matches(term, sorted(self._reading(words)), n=limit, cutoff=0.75)
 
 
 def _term_set(reader: Any, fields: Iterable[str], text: plan.Prefix | plan.CharPrefix) -> Any:
