@@ -36,6 +36,7 @@ MAX_DEPTH = 12  # nested groups and NOTs; deeper is a typo, not a query
 # every bigram it starts) expands over the vocabulary and counts as EXPANDING_COST terms.
 MAX_TERMS = 32
 EXPANDING_COST = 4
+_OR_BOTH_SIDES = 'OR needs a term on both sides: write a OR b, or "OR" to search the word'
 _DATE = re.compile(r"^(\d{4})(?:-(\d{1,2}))?(?:-(\d{1,2}))?$")
 
 
@@ -256,7 +257,7 @@ class _Parser:
     def parse(self) -> Node:
         node = self.parse_or()
         if self.peek() is not None:
-            raise QuerySyntaxError("unmatched ) in the query")
+            raise QuerySyntaxError("unmatched ) in the query: remove it, or open the group with (")
         return node
 
     def parse_or(self) -> Node:
@@ -264,7 +265,7 @@ class _Parser:
         while (lexeme := self.peek()) is not None and lexeme.kind == "OR":
             self.take()
             if self.next_kind() in (None, "OR", "close"):
-                raise QuerySyntaxError("OR needs a term on both sides")
+                raise QuerySyntaxError(_OR_BOTH_SIDES)
             children.append(self.parse_and())
         return children[0] if len(children) == 1 else Or(tuple(children))
 
@@ -280,9 +281,7 @@ class _Parser:
         if not children:
             if self.next_kind() in (None, "close"):
                 raise QuerySyntaxError("nothing to search for: give a word, a phrase or a filter")
-            raise QuerySyntaxError(
-                "OR needs a term on both sides" if self.peek() else "empty query or group"
-            )
+            raise QuerySyntaxError(_OR_BOTH_SIDES if self.peek() else "empty query or group")
         return children[0] if len(children) == 1 else And(tuple(children))
 
     def parse_unary(self) -> Node:
@@ -300,12 +299,16 @@ class _Parser:
             return Not(self.parse_unary())  # -(a OR b)
         if lexeme.kind == "NOT":
             if self.next_kind() in (None, "OR", "close"):
-                raise QuerySyntaxError("NOT needs a term after it")
+                raise QuerySyntaxError(
+                    'NOT needs a term after it: write a NOT b, or "NOT" to search the word'
+                )
             return Not(self.parse_unary())
         if lexeme.kind == "open":
             node = self.parse_or()
             if self.peek() is None:
-                raise QuerySyntaxError("unclosed ( in the query")
+                raise QuerySyntaxError(
+                    "unclosed ( in the query: close the group with ), or remove the ("
+                )
             self.take()
             return node
         if lexeme.kind == "quote":
@@ -315,7 +318,10 @@ class _Parser:
                 raise QuerySyntaxError('empty "" phrase in the query')
             return Not(Phrase(phrase)) if negated else Phrase(phrase)
         if lexeme.kind in ("AND", "OR"):
-            raise QuerySyntaxError(f"{lexeme.text} needs a term on both sides")
+            raise QuerySyntaxError(
+                f"{lexeme.text} needs a term on both sides: write a {lexeme.text} b, "
+                f'or "{lexeme.text}" to search the word'
+            )
         return _word(lexeme.text)
 
 

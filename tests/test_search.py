@@ -259,7 +259,9 @@ def test_cli_search_output_and_exit_codes(kb: KnowledgeBase, tmp_path: Path, mon
 
     result = runner.invoke(cli, [*home, "search", "(unclosed"])
     assert result.exit_code == 2
-    assert result.stderr.strip() == "kb: unclosed ( in the query"
+    assert result.stderr.strip() == (
+        "kb: unclosed ( in the query: close the group with ), or remove the ("
+    )
 
 
 def test_control_characters_never_reach_the_terminal(make_kb) -> None:
