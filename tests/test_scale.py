@@ -137,3 +137,25 @@ def test_links_resolved_through_the_stored_keys_match_a_full_resolution(
     otherwise often take the resolve-everything path)."""
     monkeypatch.setattr(kb.ingest, "_FULL_LINKS_SHARE", 0)
     consistency.test_incremental_ingest_matches_a_fresh_one(tmp_path, seed)
+
+
+def test_a_missing_file_is_looked_for_again_when_nothing_else_changed(
+    make_kb, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a file exists is not in the store: a link to a missing file is tried again
+    by every ingest, so adding the file fixes the link without touching the note."""
+    monkeypatch.setattr(kb.ingest, "_FULL_LINKS_SHARE", 0)  # as in a large collection
+    knowledge = make_kb({"a.md": "# A\n\n[the paper](files/paper.pdf)\n", "b.md": "# B\n"})
+    knowledge.ingest()
+
+    def statuses() -> list[str]:
+        note = knowledge.find_note("a.md")
+        return [row.status for row in knowledge._store.links.of_note(note.id)]
+
+    assert statuses() == ["missing-file"]
+    paper = knowledge.config.roots[0].path / "files/paper.pdf"
+    paper.parent.mkdir()
+    paper.write_bytes(b"%PDF-1.4\n")
+    (knowledge.config.roots[0].path / "b.md").write_text("# B\n\nedited\n", encoding="utf-8")
+    knowledge.ingest()
+    assert statuses() == ["attachment"]

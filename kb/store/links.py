@@ -178,6 +178,9 @@ class LinkDao:
             found.update(self._ids("SELECT id FROM links WHERE source_id = ?", note_id))
             found.update(self._ids("SELECT id FROM links WHERE target_id = ?", note_id))
         found.update(self._ids("SELECT id FROM links WHERE status = 'new'"))
+        # A missing file is looked for on disk, where the store sees no change: tried again
+        # on every ingest (few, and each found by a partial index).
+        found.update(self._ids("SELECT id FROM links WHERE status = 'missing-file'"))
         for key in {key_hash(k) for k in keys}:
             found.update(self._ids("SELECT id FROM links WHERE target_key = ?", key))
         wanted = sorted(found)

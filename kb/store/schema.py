@@ -7,7 +7,7 @@ import sqlite3
 from kb.errors import StoreError
 from kb.store.connection import transaction
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 TERM_KINDS = ("tags", "series", "categories")
 
 # tags, series and categories: one table of names each, and a link table in which each note
@@ -94,6 +94,7 @@ CREATE INDEX links_source ON links(source_id);
 CREATE INDEX links_target ON links(target_id);
 CREATE INDEX links_key ON links(target_key);
 CREATE INDEX links_new ON links(id) WHERE status = 'new';
+CREATE INDEX links_missing_file ON links(id) WHERE status = 'missing-file';
 CREATE TABLE name_keys (               -- each LinkIndex entry of a note (kb/store/names.py)
     key INTEGER NOT NULL,               -- entry_hash(table, key)
     note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
@@ -127,7 +128,11 @@ INSERT INTO meta(key, value) VALUES ('store_id', lower(hex(randomblob(8))));
 # so a version-1 store is started over: its notes are read again by the same ingest.
 # Schema 3 adds the names' lookup keys, which only parsing the notes again can fill.
 _RESET = "RESET"
-MIGRATIONS: dict[int, str] = {2: _RESET, 3: _RESET}
+MIGRATIONS: dict[int, str] = {
+    2: _RESET,
+    3: _RESET,
+    4: "CREATE INDEX links_missing_file ON links(id) WHERE status = 'missing-file'",
+}
 
 
 def version(conn: sqlite3.Connection) -> int:
