@@ -36,8 +36,10 @@ async def settle(app: KbApp, pilot) -> None:
     """Let workers finish and their results reach the screen."""
     for _ in range(3):
         await pilot.pause()
-        with contextlib.suppress(WorkerCancelled):  # a newer keystroke replaced it
-            await app.workers.wait_for_complete()
+        # Not the file watcher: it runs as long as the app (and an empty list means all).
+        if running := [w for w in app.workers if w.group != "watch"]:
+            with contextlib.suppress(WorkerCancelled):  # a newer keystroke replaced it
+                await app.workers.wait_for_complete(running)
     await pilot.pause()
 
 

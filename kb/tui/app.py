@@ -20,7 +20,8 @@ from kb.text import strip_controls
 from kb.tui.messages import IngestProgress, NotesChanged, OpenNote
 from kb.tui.widgets import plural
 
-WATCH_SECONDS = 3.0
+WATCH_SECONDS = 3.0  # the stat walk's period, where file notifications are not available
+WATCH_DEBOUNCE_MS = 400  # a burst of notifications (an editor's save) is one re-ingest
 
 # The screens, dialogs and palette import KbApp (for their typed ``app``), so the app
 # imports them when it first needs them, not at the top.
@@ -47,7 +48,9 @@ class KbApp(App[None]):
     def __init__(self, kb: KnowledgeBase, watch: bool = True) -> None:
         super().__init__()
         self.kb = kb
-        self.watch_files = watch  # re-ingest every WATCH_SECONDS
+        self.watch_files = watch  # re-ingest when the notes change on disk
+        self.watching = ""  # how: "notifications" (watchfiles), else "polling"
+        self._stop_watching = threading.Event()
         # One ingest at a time from this app: an edit waits for a running refresh rather
         # than fail on the core's ingest lock. Reads never take it.
         self._one_ingest = threading.Lock()
@@ -61,7 +64,10 @@ class KbApp(App[None]):
         self.push_screen("search")
         self.start_up()
         if self.watch_files:
-            self.set_interval(WATCH_SECONDS, self.reindex, name="watch")
+            self.watch_notes()
+
+    def on_unmount(self) -> None:
+        self._stop_watching.set()
 
     @work(thread=True, exclusive=True, group="ingest")
     def start_up(self) -> None:
@@ -70,6 +76,40 @@ class KbApp(App[None]):
             self.kb.check_ready()
         except KbError:
             self._ingest(first=True)
+
+    @work(thread=True, exclusive=True, group="watch")
+    def watch_notes(self) -> None:
+        """Re-ingest when the notes change on disk, told by the system (watchfiles: inotify,
+        FSEvents), so an idle app does nothing. Where it cannot watch (no watchfiles, too
+        many folders for inotify, a file system without notifications) a stat walk every
+        WATCH_SECONDS takes over."""
+        store = self.kb.config.store_path.parent
+        roots = [root.path for root in self.kb.config.roots if root.path.is_dir()]
+        try:
+            from watchfiles import Change, DefaultFilter, watch
+
+            editor_files = DefaultFilter()  # swap files, .git and the like
+
+            def note_change(change: Change, path: str) -> bool:
+                # Not the store's own writes, or a store inside a notes root would loop.
+                return editor_files(change, path) and not Path(path).is_relative_to(store)
+
+            self.watching = "notifications"
+            for _ in watch(
+                *roots,
+                watch_filter=note_change,
+                debounce=WATCH_DEBOUNCE_MS,
+                stop_event=self._stop_watching,
+                raise_interrupt=False,
+            ):
+                self.call_from_thread(self.reindex)
+        except (ImportError, OSError, RuntimeError):
+            if not self._stop_watching.is_set():
+                self.call_from_thread(self._poll)
+
+    def _poll(self) -> None:
+        self.watching = "polling"
+        self.set_interval(WATCH_SECONDS, self.reindex, name="watch")
 
     # -- opening notes -------------------------------------------------------------------
 
