@@ -1,4 +1,5 @@
-"""SVG snapshots of the main screens at 80x24 and 120x40 (pytest-textual-snapshot).
+"""SVG snapshots of the main screens at 80x24 and 120x40 (pytest-textual-snapshot): the
+search, a long mixed Chinese/English note with a table, a formula and code, and the help.
 
 Update them after a deliberate change with `pytest tests/test_snapshots.py --snapshot-update`
 and look at the SVGs before committing.
@@ -6,6 +7,7 @@ and look at the SVGs before committing.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -17,12 +19,18 @@ from kb.tui.app import make_app
 from tests.conftest import SAMPLE_NOTES
 from tests.test_tui import settle
 
+MIXED_NOTE_FILE = Path(__file__).parent / "fixtures" / "mixed-note.md"
+
 SIZES = [(80, 24), (120, 40)]
 
 
 @pytest.fixture
 def sample(tmp_path: Path) -> KnowledgeBase:
     shutil.copytree(SAMPLE_NOTES, tmp_path / "notes")
+    shutil.copy(MIXED_NOTE_FILE, tmp_path / "notes" / "gpu-bandwidth.md")
+    # The empty search lists notes by file time: make it the same on every machine.
+    for number, path in enumerate(sorted((tmp_path / "notes").rglob("*.md"))):
+        os.utime(path, (1_700_000_000 + number, 1_700_000_000 + number))
     (tmp_path / "kb.yaml").write_text("roots: [notes]\n", encoding="utf-8")
     kb = KnowledgeBase.open(tmp_path)
     kb.ingest()
@@ -56,7 +64,7 @@ def test_note_screen(snap_compare, sample, size) -> None:
     async def open_note(pilot) -> None:
         await settle(app, pilot)
         steady(app)
-        await pilot.press(*"时间窗口")
+        await pilot.press(*"title:Roofline 显存带宽与")
         await settle(app, pilot)
         await pilot.press("enter")
         await settle(app, pilot)
@@ -66,3 +74,17 @@ def test_note_screen(snap_compare, sample, size) -> None:
         await settle(app, pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=open_note)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_help_screen(snap_compare, sample, size) -> None:
+    app = make_app(sample, watch=False)
+
+    async def open_help(pilot) -> None:
+        await settle(app, pilot)
+        steady(app)
+        await pilot.press("f1")
+        await settle(app, pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=open_help)
