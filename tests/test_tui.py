@@ -6,9 +6,11 @@ import contextlib
 import itertools
 import os
 import re
+import shlex
 import shutil
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -717,3 +719,42 @@ async def test_a_result_holding_only_some_words_says_which_it_lacks(sample) -> N
         assert all("without" in prompt for prompt in prompts)  # none holds all three
         lacking = results.get_option_at_index(0).prompt
         assert any("dim" in str(span.style) for span in lacking.spans)  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_reading_a_mixed_note_in_a_real_terminal(tmp_path: Path) -> None:
+    """The installed kb in tmux at 80 columns: page through a mixed note and check every
+    line on the terminal, as a reader sees it."""
+    from tests.test_e2e import Terminal
+
+    kb = shutil.which("kb", path=str(Path(sys.executable).parent))
+    assert kb, "the kb command is not installed beside this Python"
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "gpu.md").write_text(MIXED_NOTE, encoding="utf-8")
+    (tmp_path / "kb.yaml").write_text("roots: [notes]\n", encoding="utf-8")
+    command = f"{shlex.quote(kb)} --kb {shlex.quote(str(tmp_path))}; sleep 30"
+    terminal = Terminal(f"kbread{tmp_path.name}", command, size=(80, 24))
+    try:
+        terminal.wait_for("Indexed 1 note ")
+        terminal.send("显存带宽")
+        terminal.wait_for("1 note ")
+        deadline = time.monotonic() + 15
+        while "Indexed" in terminal.screen() and time.monotonic() < deadline:
+            time.sleep(0.2)  # the notice would cover the page's right side
+        terminal.send("Enter")
+        terminal.wait_for("/ Find")  # the reader's footer
+        screens = [terminal.screen()]
+        while "优化的方向" not in screens[-1] and len(screens) < 20:
+            terminal.send("Space")
+            time.sleep(0.5)
+            screens.append(terminal.screen())
+    finally:
+        terminal.close()
+    # The page, without the breadcrumb, the footer and the scrollbar's blocks.
+    lines = [line.rstrip(" ▁▂▃▄▅▆▇█▔") for screen in screens for line in screen.splitlines()[1:-1]]
+    text = "\n".join(lines)
+    assert "I=(FLOPs)/(Bytes)" in text  # the formula, as Unicode
+    assert "优化的方向" in text  # the end of the note was reached
+    assert not {line.strip()[:1] for line in lines} & set("。，、；：！？）」』")
+    assert broken_words(lines, MIXED_NOTE, 76) == []
