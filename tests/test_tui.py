@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from rich.cells import cell_len
 from textual.geometry import Region
 from textual.widgets import Input, Markdown, OptionList, Static
 from textual.worker import WorkerCancelled
@@ -434,19 +435,27 @@ def screen_lines(app: KbApp, region: Region | None = None) -> list[str]:
 def broken_words(lines: list[str], text: str, width: int) -> list[str]:
     """Latin words of ``text`` that the lines split in two although they fit on a line: a
     line ending in letters that continue at the start of the next one to make the word.
-    (A word in a run of ASCII wider than the line, such as raw LaTeX, may be split.)"""
-    words = {
-        word
-        for run in re.findall(r"[!-~]+", text)
-        if len(run) <= width
-        for word in re.findall(r"[A-Za-z][A-Za-z0-9]+", run)
-    }
+    Table rows are compared cell by cell, a cell's width being its line. (A word in a run
+    of ASCII wider than its line, such as raw LaTeX, may be split.)"""
+    # A word with the closing punctuation that may not start a line is what must fit.
+    runs = re.findall(r"[!-~]+[。，、；：！？）」』]?", text)
     broken = []
     for line, after in itertools.pairwise(lines):
-        head = re.search(r"([A-Za-z0-9]+)\s*│?\s*$", line)
-        tail = re.match(r"\s*│?\s*([A-Za-z0-9]+)", after)
-        if head and tail and head[1] + tail[1] in words and head[1] not in words:
-            broken.append(head[1] + tail[1])
+        cells, next_cells = line.split("│"), after.split("│")
+        pairs = (
+            [(a, b, cell_len(a) - 2) for a, b in zip(cells, next_cells, strict=True)]
+            if len(cells) == len(next_cells) > 1
+            else [(line, after, width)]
+        )
+        for end_of, start_of, room in pairs:
+            head = re.search(r"([A-Za-z0-9]+)\s*$", end_of)
+            tail = re.match(r"\s*([A-Za-z0-9]+)", start_of)
+            if not (head and tail):
+                continue
+            joined = head[1] + tail[1]
+            holding = [r for r in runs if joined in re.findall(r"[A-Za-z][A-Za-z0-9]+", r)]
+            if holding and all(cell_len(run) <= room for run in holding):
+                broken.append(joined)
     return broken
 
 
