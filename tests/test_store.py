@@ -348,3 +348,19 @@ def test_store_error_tells_the_cause(code: int, words: str) -> None:
     exc = sqlite3.OperationalError("boom")
     exc.sqlite_errorcode = code
     assert words in str(store_error(exc, Path("/x/kb.sqlite")))
+
+
+@pytest.mark.parametrize("old_version", [1, 2])
+def test_a_store_started_over_gets_todays_schema_in_one_step(tmp_path: Path, old_version) -> None:
+    """A reset step creates today's schema, so the steps after it are not run again (they
+    would create what it already made)."""
+    from kb.store import schema
+
+    path = tmp_path / "kb.sqlite"
+    old = sqlite3.connect(path)
+    old.executescript(f"CREATE TABLE notes (id INTEGER); PRAGMA user_version = {old_version};")
+    old.close()
+    store = Store.open(path)
+    assert store.version == schema.SCHEMA_VERSION
+    assert store.notes.count() == 0
+    store.close()

@@ -161,11 +161,13 @@ def migrate(conn: sqlite3.Connection) -> None:
     for step in range(current + 1, SCHEMA_VERSION + 1):
         with transaction(conn):
             if MIGRATIONS[step] == _RESET:
+                # Started over with today's schema: the later steps are in it already.
                 _drop_everything(conn)
                 _create(conn)
-            else:
-                for statement in _statements(MIGRATIONS[step]):
-                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                return
+            for statement in _statements(MIGRATIONS[step]):
+                conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {step}")
 
 
