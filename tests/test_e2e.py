@@ -76,6 +76,7 @@ def test_installed_kb_in_a_real_terminal(tmp_path: Path) -> None:
         terminal.wait_for("计算平台：用 Redis ZSET 做全局时间窗口限流")
         terminal.send("Enter")
         terminal.wait_for("背景：为什么单机限流不够")  # the note, rendered
+        terminal.send("C-b")  # the backlinks (below the note on a narrow terminal)
         terminal.wait_for("Backlinks 4")  # and what links to it
         terminal.send("C-q")
         terminal.wait_for("KB_EXITED_0")

@@ -308,9 +308,9 @@ def test_a_real_terminal_receives_no_escape_from_a_note(
         assert clipboard() == "", "an OSC 52 from a note set the clipboard"
         assert "<U+202E>" in shown
         subprocess.run([*base, "send-keys", "-t", "kb", "Enter"], check=True)
-        wait_for("newest notes")
+        wait_for("modified last")  # the empty search lists the notes modified last
         subprocess.run([*base, "send-keys", "-t", "kb", "isolate"], check=True)
-        wait_for("1 notes")  # the search is done: only the hostile note has the word
+        wait_for("1 note\n")  # the search is done: only the hostile note has the word
         shown = wait_for("ti<U+202E>tle")
         subprocess.run([*base, "send-keys", "-t", "kb", "Enter"], check=True)
         shown = wait_for("See gone and other.")  # the note, rendered

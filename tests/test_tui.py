@@ -747,16 +747,20 @@ def test_reading_a_mixed_note_in_a_real_terminal(tmp_path: Path) -> None:
     try:
         terminal.wait_for("Indexed 1 note ")
         terminal.send("显存带宽")
-        terminal.wait_for("1 note ")
+        terminal.wait_for("1 note\n")
         deadline = time.monotonic() + 15
         while "Indexed" in terminal.screen() and time.monotonic() < deadline:
             time.sleep(0.2)  # the notice would cover the page's right side
         terminal.send("Enter")
         terminal.wait_for("/ Find")  # the reader's footer
+        terminal.wait_for("这篇最早是")  # and the note drawn
         screens = [terminal.screen()]
         while "优化的方向" not in screens[-1] and len(screens) < 20:
             terminal.send("Space")
-            time.sleep(0.5)
+            deadline = time.monotonic() + 5
+            while terminal.screen() == screens[-1] and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(0.3)  # the page fully drawn
             screens.append(terminal.screen())
     finally:
         terminal.close()

@@ -195,7 +195,12 @@ class NoteScreen(Screen[None]):
         yield Footer(show_command_palette=False)  # ctrl+p: in the help (F1)
 
     def on_resize(self) -> None:
-        width = self.size.width
+        self._fit()
+
+    def _fit(self) -> None:
+        """Lay the screen out for the terminal's width (the app's: a screen not yet shown
+        may not have been sized)."""
+        width = self.app.size.width
         self.set_class(width < SIDE_BESIDE, "-narrow")
         self.wide = width >= OUTLINE_BESIDE
         self._show_outline()
@@ -258,7 +263,7 @@ class NoteScreen(Screen[None]):
         ):
             self.scroller.focus()
         self.titles = titles
-        self._show_breadcrumb()
+        self._fit()
         self.outline.clear_options()
         self.outline.add_options(
             Option(Content("  " * (level - 1) + one_line(text))) for level, text, _ in page.headings
