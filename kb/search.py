@@ -66,7 +66,7 @@ class SearchResults:
 
 
 RELAX_BELOW = 10  # fewer notes than this hold every word: notes holding some follow
-POOL = 50  # the engine's best this many are ordered by the tiers below
+POOL = 30  # the engine's best this many are ordered by the tiers below
 # A hub page (a README, an index) is mostly links: at least this many links to notes, and
 # fewer words than this per link. It ranks below the notes it lists.
 HUB_LINKS = 8
