@@ -14,6 +14,7 @@ from __future__ import annotations
 import rich._wrap
 import rich.text
 import textual.content
+from rich.cells import cell_len
 
 from kb.linebreak import break_lines
 
@@ -23,8 +24,12 @@ _rich_divide_line = rich._wrap.divide_line
 def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
     """Where to start each line after the first (``rich._wrap.divide_line``'s contract):
     ``text`` is one line (no ``\\n``), ``width`` is in cells."""
-    if width < 1:
+    # Rich's own breaker where kb's rules change nothing, and it is ~3x faster: a line of
+    # ASCII breaks at spaces either way (Textual wraps each paragraph several times).
+    if width < 1 or text.isascii():
         return _rich_divide_line(text, width, fold)
+    if cell_len(text) <= width:
+        return []
     return [start for start, _ in break_lines(text, width)[1:]]
 
 
