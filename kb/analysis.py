@@ -57,6 +57,31 @@ class Lexicon(Protocol):
     def completions(self, prefix: str, limit: int) -> list[str]: ...
 
 
+class _Remembering:
+    """A lexicon that remembers which words it was asked about, for one query."""
+
+    def __init__(self, lexicon: Lexicon) -> None:
+        self.lexicon = lexicon
+        self.answers: dict[str, bool] = {}
+
+    def known(self, words: Iterable[str]) -> set[str]:
+        words = list(words)
+        asked = [w for w in words if w not in self.answers]
+        if asked:
+            found = self.lexicon.known(asked)
+            self.answers.update((w, w in found) for w in asked)
+        return {w for w in words if self.answers.get(w)}
+
+    def same_stem(self, word: str) -> list[str]:
+        return self.lexicon.same_stem(word)
+
+    def latin_of_length(self, low: int, high: int, first: str | None) -> list[str]:
+        return self.lexicon.latin_of_length(low, high, first)
+
+    def completions(self, prefix: str, limit: int) -> list[str]:
+        return self.lexicon.completions(prefix, limit)
+
+
 class WordReading(Value):
     """One content word of the query and what it matches, tier by tier."""
 
@@ -101,6 +126,7 @@ def read_query(
 ) -> Reading:
     """What to look for. ``count(text)`` is how many notes match a plan node (the engine
     answers it, capped); ``exact`` turns off typos, prefixes, stems and the glossary."""
+    lexicon = _Remembering(lexicon)  # words are split twice below: ask the store once
     intact: list[Text] = []
     source = _join_glossary_phrases(query.root, glossary) if glossary and not exact else query.root
     # Function words are dropped when the query has another word; else they are searched.
