@@ -11,6 +11,8 @@ or searches is the note's own text.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import rich._wrap
 import rich.text
 import textual.content
@@ -30,7 +32,14 @@ def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
         return _rich_divide_line(text, width, fold)
     if cell_len(text) <= width:
         return []
-    return [start for start, _ in break_lines(text, width)[1:]]
+    return list(_line_starts(text, width))
+
+
+@lru_cache(maxsize=8192)
+def _line_starts(text: str, width: int) -> tuple[int, ...]:
+    # Textual lays a paragraph out several times at the same width (measuring, then
+    # rendering each pass): the breaks of a (text, width) are worked out once.
+    return tuple(start for start, _ in break_lines(text, width)[1:])
 
 
 def install() -> None:
