@@ -151,6 +151,26 @@ def cli(ctx: click.Context, kb_dir: Path | None, color: str) -> None:
         run(kb)
 
 
+@cli.command("open")
+@click.argument("text", nargs=-1, required=True)
+@click.pass_context
+def open_command(ctx: click.Context, text: tuple[str, ...]) -> None:
+    """Open the terminal UI on the note TEXT names: a path, title or alias, a unique fuzzy
+    match or pinyin (kb open xcgs). When it names no note, or several, the UI opens on
+    the search screen with TEXT typed."""
+    kb = _open(ctx)
+    if not sys.stdin.isatty() or not sys.stdout.isatty():
+        raise click.UsageError("the terminal UI needs a terminal; see 'kb --help'")
+    wanted = " ".join(text)
+    try:
+        note_id: int | None = kb.find_note(wanted).id
+    except KbError:  # none or several (or no store yet): let the search screen show them
+        note_id = None
+    from kb.tui.app import run
+
+    run(kb, note_id=note_id, query="" if note_id is not None else wanted)
+
+
 @cli.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=".")
 @click.option(

@@ -174,3 +174,11 @@ def test_a_store_from_an_older_kb_is_upgraded_by_the_next_ingest(make_kb) -> Non
     assert "run 'kb ingest'" in result.stderr
     assert CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest"]).exit_code == 0
     assert [hit.path for hit in kb.search("升级").hits] == ["a.md"]
+
+
+def test_kb_open_needs_a_terminal(make_kb) -> None:
+    kb = make_kb({"a.md": "# 升级\n"})
+    kb.ingest()
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "open", "a.md"])
+    assert result.exit_code == 2
+    assert "needs a terminal" in result.stderr

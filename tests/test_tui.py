@@ -771,3 +771,23 @@ def test_reading_a_mixed_note_in_a_real_terminal(tmp_path: Path) -> None:
     assert "优化的方向" in text  # the end of the note was reached
     assert not {line.strip()[:1] for line in lines} & set("。，、；：！？）」』")
     assert broken_words(lines, MIXED_NOTE, 76) == []
+
+
+@pytest.mark.slow
+async def test_kb_open_starts_on_the_note_it_names(sample) -> None:
+    note = sample.find_note("xcgs")  # pinyin initials of 显存估算速查
+    app = make_app(sample, watch=False, note_id=note.id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.screen.id == "note"
+        assert current_title(app) == "显存估算速查"
+
+
+@pytest.mark.slow
+async def test_kb_open_of_no_single_note_starts_searching_it(sample) -> None:
+    app = make_app(sample, watch=False, query="redis")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        assert app.screen.id == "search"
+        assert app.screen.query_one("#query", Input).value == "redis"
+        assert "Redis 学习笔记" in result_titles(app)

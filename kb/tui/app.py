@@ -45,9 +45,18 @@ class KbApp(App[None]):
         Binding("question_mark", "help", "Help", show=False, id="help-key"),
     ]
 
-    def __init__(self, kb: KnowledgeBase, watch: bool = True) -> None:
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        watch: bool = True,
+        note_id: int | None = None,
+        query: str = "",
+    ) -> None:
         super().__init__()
         self.kb = kb
+        # Where `kb open` starts: on a note, or on the search screen with a query typed.
+        self.start_note = note_id
+        self.start_query = query
         self.watch_files = watch  # re-ingest when the notes change on disk
         self.watching = ""  # how: "notifications" (watchfiles), else "polling"
         self._stop_watching = threading.Event()
@@ -62,6 +71,10 @@ class KbApp(App[None]):
         self.install_screen(SearchScreen(), "search")
         self.install_screen(NoteScreen(), "note")
         self.push_screen("search")
+        if self.start_note is not None:
+            self.post_message(OpenNote(self.start_note))
+        elif self.start_query:
+            self.call_after_refresh(self._type_query, self.start_query)
         self.start_up()
         if self.watch_files:
             self.watch_notes()
@@ -110,6 +123,11 @@ class KbApp(App[None]):
     def _poll(self) -> None:
         self.watching = "polling"
         self.set_interval(WATCH_SECONDS, self.reindex, name="watch")
+
+    def _type_query(self, text: str) -> None:
+        from textual.widgets import Input
+
+        self.get_screen("search").query_one("#query", Input).value = text
 
     # -- opening notes -------------------------------------------------------------------
 
@@ -247,13 +265,15 @@ class KbApp(App[None]):
         self.push_screen(HelpScreen(title, key_rows(screen), screen.id == "search"))
 
 
-def make_app(kb: KnowledgeBase, watch: bool = True) -> KbApp:
-    """The one way to build the app, for `kb` and for the tests."""
+def make_app(
+    kb: KnowledgeBase, watch: bool = True, note_id: int | None = None, query: str = ""
+) -> KbApp:
+    """The one way to build the app, for `kb`, `kb open` and the tests."""
     from kb.tui import wrapping
 
     wrapping.install()
-    return KbApp(kb, watch=watch)
+    return KbApp(kb, watch=watch, note_id=note_id, query=query)
 
 
-def run(kb: KnowledgeBase) -> None:
-    make_app(kb).run()
+def run(kb: KnowledgeBase, note_id: int | None = None, query: str = "") -> None:
+    make_app(kb, note_id=note_id, query=query).run()
