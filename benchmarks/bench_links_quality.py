@@ -35,8 +35,8 @@ from kb.knowledge_base import KnowledgeBase  # noqa: E402
 from tests.test_connections import (  # noqa: E402
     COMPUTE_PLATFORM,
     REDIS_STUDY,
+    build_kb,
     lecture_posts,
-    strip_links,
 )
 
 JUDGED = REPO / "benchmarks" / "links_quality" / "mentions.json"
@@ -53,14 +53,7 @@ def build(workdir: Path, name: str, source: Path, without_links: bool = False) -
     home = workdir / (name + ("-nolinks" if without_links else ""))
     if home.exists():
         shutil.rmtree(home)  # only ever a folder this script named under --workdir
-    shutil.copytree(source, home / "notes")
-    if without_links:
-        for path in (home / "notes").rglob("*.md"):
-            path.write_text(strip_links(path.read_text(encoding="utf-8")), encoding="utf-8")
-    (home / "kb.yaml").write_text("roots: [notes]\n", encoding="utf-8")
-    kb = KnowledgeBase.open(home)
-    kb.ingest()
-    return kb
+    return build_kb(home, source, without_links)
 
 
 def mention_quality(kb: KnowledgeBase, judged: list[dict]) -> dict[str, object]:
