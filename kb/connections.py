@@ -24,16 +24,18 @@ from kb.text import CJK_CHAR, clean_line
 FileOf = Callable[[str, str], Path]  # (root name, path inside the root) -> the note's file
 
 if TYPE_CHECKING:
-    from kb.engines import SearchEngine
+    from kb.engines import EngineHit, SearchEngine
     from kb.naming import NoteRef
     from kb.store import Store
+    from kb.store.rows import NoteText
 
 # A title or alias counts for mentions when it is long enough not to match by accident:
 # each CJK character counts 2, anything else 1, spaces 0; at least this much in all.
 MENTION_MIN_WEIGHT = 6
 # ... and when it is not so common that it would be a mention everywhere: found in more
-# than a quarter of the notes (and more than 10), a name is a phrase, not a reference.
-MENTION_MAX_SHARE = 0.25
+# than 5% of the notes (and more than 10), a name is a phrase, not a reference ('latest' in
+# 76 of 754 blog posts, 'Projects' in 18 of 257 pages; 'GitHub Pages' in 8 of 87 counts).
+MENTION_MAX_SHARE = 0.05
 MENTION_COMMON_FLOOR = 10
 # A folder's index note is titled by its folder's subject (高可用架构, Using Foam): text that
 # says those words means the subject, not the index page.
@@ -186,12 +188,17 @@ def _around(line: str, written: str, width: int = 2 * CONTEXT_CHARS) -> str:
 
 # -- mentions -------------------------------------------------------------------------------
 
-# Names that head many notes as ordinary words: a mention only when configured.
+# Names that head many notes as ordinary words: a mention only when configured. Spaces
+# are dropped as ``normalise_name`` does (`Getting Started` is gettingstarted).
 _COMMON_NAMES = """
 readme index _index 常见问题 项目介绍 介绍 简介 概述 总结 目录 前言 说明 参考 参考资料 笔记 学习笔记
 faq overview introduction summary notes todo changelog about 关于 首页 文章
+get_started getting_started quick_start quickstart release_notes installation install setup
+usage examples tutorial guide home archive archives latest projects contributing license
+glossary troubleshooting 快速开始 快速入门 入门 安装 安装部署 使用说明 发布说明 更新日志 环境配置
+环境搭建 常用命令
 """
-COMMON_NAMES = frozenset(_COMMON_NAMES.split())
+COMMON_NAMES = frozenset(name.replace("_", "") for name in _COMMON_NAMES.split())
 # Markdown that names something without being prose: inline code, links (their text names
 # their own target), wikilinks, autolinks and bare URLs, HTML tags, reference definitions.
 _NOT_PROSE = re.compile(
@@ -206,6 +213,9 @@ _NOT_PROSE = re.compile(
 )
 _REFERENCE_DEFINITION = re.compile(r"^\s{0,3}\[[^\]]+\]:\s")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+# A step of a menu path, `File > Preferences > Keyboard Shortcuts`: a label on screen.
+_MENU_BEFORE = re.compile(r"\S\s*[>›»]\s*$")
+_MENU_AFTER = re.compile(r"^\s*[>›»]\s*\S")
 _LATIN = re.compile(r"[0-9a-z_]")
 
 
@@ -317,15 +327,54 @@ def locate_mention(text: str, names: list[str]) -> tuple[int, str, str] | None:
         folded = blank_markup(folded)
         heading = _HEADING.match(folded)
         for name, pattern in patterns:
-            match = pattern.search(folded)
-            if match is None:
-                continue
             if heading and normalise_name(heading.group(1)) == normalise_name(name):
+                continue
+            match = next(
+                (
+                    m
+                    for m in pattern.finditer(folded)
+                    if not _in_menu_path(folded, m) and _whole_words(folded, m)
+                ),
+                None,
+            )
+            if match is None:
                 continue
             start = max(0, match.start() - CONTEXT_CHARS)
             context = clean_line(line[start : match.end() + CONTEXT_CHARS])
             return number, name, context
     return None
+
+
+def _in_menu_path(line: str, match: re.Match[str]) -> bool:
+    return bool(
+        _MENU_BEFORE.search(line[: match.start()]) or _MENU_AFTER.match(line[match.end() :])
+    )
+
+
+_CJK_RUN = re.compile(f"[{CJK_CHAR}]+")
+
+
+def _whole_words(line: str, match: re.Match[str]) -> bool:
+    """Whether a name found inside Chinese text starts and ends between words: 服务配置 is
+    named in 加载服务配置 (加载|服务|配置) but not in 微服务配置 (微服务|配置)."""
+    edges: set[int] = set()
+    for edge in (match.start(), match.end()):
+        if 0 < edge < len(line) and _CJK_RUN.match(line[edge - 1]) and _CJK_RUN.match(line[edge]):
+            edges.add(edge)
+    if not edges:
+        return True
+    import rjieba  # only for a name met inside a run of Chinese
+
+    for run in _CJK_RUN.finditer(line):
+        inside = {edge for edge in edges if run.start() < edge < run.end()}
+        if inside:
+            offset, cuts = run.start(), set()
+            for word in rjieba.cut(run.group()):
+                offset += len(word)
+                cuts.add(offset)
+            if not inside <= cuts:
+                return False
+    return True
 
 
 def mentions(
@@ -346,20 +395,25 @@ def mentions(
     linking = store.links.neighbours(note_id)[1]
     found: dict[int, Mention] = {}
     index_note = names[0].stem.casefold() in INDEX_STEMS
+    common = int(max(MENTION_COMMON_FLOOR, total * MENTION_MAX_SHARE))
     for name in mention_names(names[0], configured):
         if name not in configured and (index_note or is_common_name(name)):
             continue
-        common = int(max(MENTION_COMMON_FLOOR, total * MENTION_MAX_SHARE))
-        limit = total if name in configured else common + 1
+        # Notes that link here name it as a reference: only the others count towards common.
+        limit = total if name in configured else common + 2 + len(linking)
         hits = engine.search(Query(Phrase(name), f'"{name}"'), limit=limit)
-        if len(hits) > common and name not in configured:
+        unlinked = [h.note_id for h in hits if h.note_id not in (note_id, *linking)]
+        if name not in configured and len(unlinked) > common:
             continue
+        namesakes = [] if name in configured else _namesakes(store, name, hits)
         pattern = mention_pattern(name)
         for hit in hits:
             if hit.note_id in (note_id, *linking) or hit.note_id in found:
                 continue
             row = store.notes.by_id(hit.note_id)
-            if row is None or not _may_name(pattern, row.text):
+            if row is None or (namesakes and not _nearest(names[0], row, namesakes)):
+                continue
+            if not _may_name(pattern, row.text):
                 continue  # the index matched words apart: only the file is worth reading
             located = locate_mention(_read(file_of(row.root, row.rel)), [name])
             if located is not None:
@@ -368,6 +422,42 @@ def mentions(
                     hit.note_id, row.path, clean_line(row.title), named, line, context
                 )
     return sorted(found.values(), key=lambda m: m.path)
+
+
+def _namesakes(store: Store, name: str, hits: list[EngineHit]) -> list[NoteName]:
+    """The notes called ``name`` (two pages titled 负载均衡, one per product): a note so
+    called is among the name's hits, as titles are indexed. Empty when only one is."""
+    wanted = normalise_name(name)
+    called = [
+        note
+        for note in store.notes.names([h.note_id for h in hits])
+        if any(normalise_name(n) == wanted for n in (note.title, *note.aliases))
+    ]
+    return called if len(called) > 1 else []
+
+
+def _nearest(note: NoteName, source: NoteText, namesakes: list[NoteName]) -> bool:
+    """Whether, of several notes with the name, ``note`` is the one text in ``source``
+    means: the only one nearest it in the folder tree (mesher/quick-start.md means
+    mesher/load-balance.md), and ``source`` is not itself so called (a namesake names
+    its own subject)."""
+    if any(n.id == source.id for n in namesakes):
+        return False
+    depth = {n.id: _shared_folders(n, source) for n in namesakes}
+    best = max(depth.values())
+    return depth[note.id] == best and list(depth.values()).count(best) == 1
+
+
+def _shared_folders(note: NoteName, source: NoteText) -> int:
+    if note.root != source.root:
+        return -1
+    mine, theirs = note.rel.split("/")[:-1], source.rel.split("/")[:-1]
+    shared = 0
+    for a, b in zip(mine, theirs, strict=False):
+        if a != b:
+            break
+        shared += 1
+    return shared
 
 
 def _may_name(pattern: re.Pattern[str], text: str) -> bool:

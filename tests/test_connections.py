@@ -199,6 +199,10 @@ FRONT = "---\ntitle: 另一篇\ncategories: [Redis 学习笔记]\n---\n"
         ("见 [[Redis 学习笔记]]", None),  # a wikilink
         ("## Redis 学习笔记", None),  # a section of that name
         ("## 读 Redis 学习笔记 之后", (1, "## 读 Redis 学习笔记 之后")),
+        ("打开 File > Settings > Redis 学习笔记", None),  # a step of a menu path
+        ("菜单 Redis 学习笔记 › 导出", None),
+        ("> 读 Redis 学习笔记", (1, "> 读 Redis 学习笔记")),  # a quote is prose
+        ("Settings > Redis 学习笔记 > 导出\n然后读 Redis 学习笔记", (2, "然后读 Redis 学习笔记")),
     ],
 )
 def test_locate_mention(text: str, expected: tuple[int, str] | None) -> None:
@@ -206,6 +210,21 @@ def test_locate_mention(text: str, expected: tuple[int, str] | None) -> None:
 
     found = locate_mention(text, ["Redis 学习笔记"])
     assert (found[0], found[2]) == expected if found else expected is None
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("初始化日志和加载服务配置，代码如下", True),  # 加载|服务|配置
+        ("服务配置写在 yaml 里", True),  # at the start of a run
+        ("微服务配置管理中心", False),  # 微服务|配置: the name starts inside a word
+        ("Java Chassis的服务配置", True),
+    ],
+)
+def test_a_chinese_name_is_found_only_between_words(text: str, found: bool) -> None:
+    from kb.connections import locate_mention
+
+    assert (locate_mention(text, ["服务配置"]) is not None) is found
 
 
 @pytest.mark.parametrize(
@@ -229,7 +248,17 @@ def test_mention_pattern(name: str, text: str, found: bool) -> None:
 
 @pytest.mark.parametrize(
     ("name", "common"),
-    [("常见问题", True), ("README", True), ("项目介绍", True), ("Redis 学习笔记", False)],
+    [
+        ("常见问题", True),
+        ("README", True),
+        ("项目介绍", True),
+        ("Getting Started", True),
+        ("Release Notes", True),
+        ("latest", True),
+        ("快速入门", True),
+        ("Redis 学习笔记", False),
+        ("GitHub Pages", False),
+    ],
 )
 def test_common_phrases_are_not_names(name: str, common: bool) -> None:
     from kb.connections import is_common_name
@@ -254,6 +283,40 @@ def test_mentions_in_a_small_folder(make_kb) -> None:
     assert "Redis持久化机制详解" in found[0].context
     assert kb.mentions(kb.find_note("faq.md").id) == []  # a common phrase
     assert kb.mentions(kb.find_note("readme-like/README.md").id) == []  # an index page
+
+
+def test_a_name_found_in_many_notes_is_a_phrase(make_kb) -> None:
+    """Past 5% of the notes (and 10 notes) a name is ordinary text; notes that link to
+    the note do not count towards that."""
+    notes = {"target.md": "# Flow Control Guide\n\nHow to.\n"}
+    for i in range(12):
+        notes[f"n{i:02}.md"] = f"# N{i}\n\nthe flow control guide of the team\n"
+    kb = make_kb(notes)
+    kb.ingest()
+    assert kb.mentions(kb.find_note("target.md").id) == []
+    for i in range(3):  # three of the twelve now link to it: nine others remain
+        (kb.home / "notes" / f"n{i:02}.md").write_text(
+            f"# N{i}\n\nthe flow control guide: [guide](target.md)\n", encoding="utf-8"
+        )
+    kb.ingest()
+    assert len(kb.mentions(kb.find_note("target.md").id)) == 9
+
+
+def test_a_name_several_notes_share_is_the_nearest_ones(make_kb) -> None:
+    """Two pages titled 负载均衡: text in one product's folder means that product's page;
+    text as near to both means neither; a namesake's own text names its own subject."""
+    kb = make_kb(
+        {
+            "java/load-balance.md": "# 负载均衡\n\nJava 的负载均衡。\n",
+            "mesher/load-balance.md": "# 负载均衡\n\nmesher 的负载均衡。\n",
+            "mesher/quick-start.md": "# 快速上手\n\n得到框架提供的负载均衡、流控。\n",
+            "intro.md": "# 介绍页\n\n支持负载均衡、流量控制。\n",
+        }
+    )
+    kb.ingest()
+    mesher = [m.path for m in kb.mentions(kb.find_note("mesher/load-balance.md").id)]
+    java = [m.path for m in kb.mentions(kb.find_note("java/load-balance.md").id)]
+    assert (mesher, java) == (["mesher/quick-start.md"], [])
 
 
 def test_mentions_on_the_bundled_notes_match_the_judged_set(tmp_path: Path) -> None:
