@@ -74,33 +74,29 @@ def test_the_bundled_posts_build_on_lectures() -> None:
     assert len(lecture_posts()) >= 8  # the pairs the next test checks
 
 
-# dtype-memory names lectures 2 and 3 as background but shares with them only words
-# that a fifth of the bundled notes use (bf16, 显存, bytes): without the links nothing in
-# its text sets it apart from the other GPU posts. Known miss, see the README.
-WEAK_WITHOUT_LINKS = {
-    ("cs336/lecture-02-architectures.md", "posts/dtype-memory.md"),
-    ("cs336/lecture-03-gpus.md", "posts/dtype-memory.md"),
-}
-
-
 def test_each_lecture_lists_the_posts_built_on_it_in_its_top_5(bundled) -> None:
-    linked = bool(bundled._store.links.graph_edges())
     missing = [
-        (lecture, post)
-        for lecture, post in lecture_posts()
-        if post not in top(bundled, lecture)
-        and (linked or (lecture, post) not in WEAK_WITHOUT_LINKS)
+        (lecture, post) for lecture, post in lecture_posts() if post not in top(bundled, lecture)
     ]
     assert missing == []
 
 
+# The reverse holds for every post but dtype-memory: a post about dtype bytes that builds
+# on two lectures and links seven notes. Its own distinctive words (bf16, int8, adam) are
+# ones the lectures barely use, and its top 5 are the notes holding them; the lectures
+# hold it because it uses theirs (swiglu, gqa, hbm). Seen from the post, the evidence is
+# one-sided; known, see the README.
+ONE_SIDED = {"posts/dtype-memory.md"}
+
+
 def test_a_post_lists_its_lecture_in_its_top_5(bundled) -> None:
-    found = [
+    missing = [
         (lecture, post)
         for lecture, post in lecture_posts()
-        if (lecture, post) not in WEAK_WITHOUT_LINKS
+        if post not in ONE_SIDED and lecture not in top(bundled, post)
     ]
-    assert [(lecture, post) for lecture, post in found if lecture not in top(bundled, post)] == []
+    assert missing == []
+    assert len({post for _, post in lecture_posts()} - ONE_SIDED) >= 6
 
 
 def test_the_redis_notes_list_each_other_first(bundled) -> None:
