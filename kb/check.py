@@ -5,7 +5,9 @@ ingest recorded. Only what is wrong: a link to any file that exists is fine."""
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
@@ -18,6 +20,12 @@ if TYPE_CHECKING:
 _SUGGESTIONS = 3
 _SUGGESTION_SCORE = 75  # rapidfuzz WRatio: close spellings, not shared fragments
 _NAME_KINDS = frozenset({"wikilink", "embed", "front-matter", "liquid-post"})
+# Above this many names a broken link is scored only against the names that can come
+# close (_NearNames); below it, against all of them.
+_FULL_SCAN = 20_000
+_CLOSE_NAMES = 64  # names sharing a start (or an end) with a wanted one
+_SHARING_BOTH = 2_000  # ... and names sharing both a shorter start and a shorter end
+_LAST_CHAR = chr(0x10FFFF)
 
 
 @dataclass(slots=True)
@@ -30,10 +38,13 @@ class CheckProblem:
     message: str
 
 
-def check(store: Store) -> list[CheckProblem]:
+def check(store: Store, full_scan: int = _FULL_SCAN) -> list[CheckProblem]:
+    """What is wrong in the store. A broken link's suggestions come from scoring every
+    name when there are at most ``full_scan`` of them, else from a shortlist."""
     problems: list[CheckProblem] = []
     rows = store.links.problems()
-    suggest = _Suggestions(store) if any(r.status == "broken" for r in rows) else None
+    broken = any(r.status == "broken" for r in rows)
+    suggest = _Suggestions(store, full_scan) if broken else None
     for row in rows:
         problems.append(_link_problem(row, store, suggest))
     for paths in store.notes.duplicate_titles():
@@ -92,13 +103,17 @@ def shown_target(target: str, anchor: str, kind: str) -> str:
 
 
 class _Suggestions:
-    """The notes a broken link most likely meant: close in name, path or site URL."""
+    """The notes a broken link most likely meant: close in name, path or site URL.
 
-    def __init__(self, store: Store) -> None:
+    Each distinct target is scored once. Over a small collection every name is scored;
+    over a large one (scoring 100,000 notes' names takes 0.4 s per link) only the names
+    that share the most of its start or of its end (_NearNames)."""
+
+    def __init__(self, store: Store, full_scan: int = _FULL_SCAN) -> None:
         from kb.links import fold, site_path
 
         # A note is named by its path (with its root's name when there are several).
-        self.paths = {row.id: row.path for row in store.notes.listing()}
+        self.paths = store.notes.paths()
         self.by_key: dict[str, set[int]] = {}
         for note in store.notes.names():
             keys = {fold(note.stem), fold(note.title), *(fold(a) for a in note.aliases)}
@@ -106,20 +121,29 @@ class _Suggestions:
             for key in keys - {""}:
                 self.by_key.setdefault(key, set()).add(note.id)
         self.choices = list(self.by_key)
+        self._found: dict[str, list[str]] = {}
+        self._near = _NearNames(self.choices) if len(self.choices) > full_scan else None
 
     def close_to(self, target: str, kind: str) -> list[str]:
-        from rapidfuzz import fuzz, process
-
         from kb.links import fold, site_path
 
         wanted = fold(unquote(target)) if kind in _NAME_KINDS else site_path(target)
         wanted = wanted.removesuffix(".md")
         if not wanted:
             return []
+        found = self._found.get(wanted)
+        if found is None:
+            found = self._found[wanted] = self._close_to(wanted)
+        return found
+
+    def _close_to(self, wanted: str) -> list[str]:
+        from rapidfuzz import fuzz, process
+
+        choices = self._near.near(wanted) if self._near else self.choices
         found: list[str] = []
         for key, _score, _ in process.extract(
             wanted,
-            self.choices,
+            choices,
             scorer=fuzz.WRatio,
             limit=_SUGGESTIONS * 3,
             score_cutoff=_SUGGESTION_SCORE,
@@ -129,6 +153,62 @@ class _Suggestions:
                 if path and path not in found:
                     found.append(path)
         return found[:_SUGGESTIONS]
+
+
+class _NearNames:
+    """The names worth scoring against a wanted one, out of very many: those sharing its
+    start, and those sharing its end (a typo late or early in the name), in the names' own
+    order (rapidfuzz breaks ties by it, as it does over the whole list)."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.orders = [_SortedNames(names), _SortedNames([name[::-1] for name in names])]
+
+    def near(self, wanted: str) -> list[str]:
+        forward, backward = self.orders
+        found = set(forward.sharing_start(wanted, _CLOSE_NAMES))
+        found.update(backward.sharing_start(wanted[::-1], _CLOSE_NAMES))
+        # A typo in the middle: names sharing both a shorter start and a shorter end.
+        both = set(forward.sharing_start(wanted, _SHARING_BOTH)).intersection(
+            backward.sharing_start(wanted[::-1], _SHARING_BOTH)
+        )
+        found.update(sorted(both)[:_CLOSE_NAMES])
+        return [self.names[i] for i in sorted(found)]
+
+
+class _SortedNames:
+    def __init__(self, names: list[str]) -> None:
+        self.order = sorted(range(len(names)), key=names.__getitem__)
+        self.keys = [names[i] for i in self.order]
+
+    def sharing_start(self, wanted: str, most: int) -> list[int]:
+        """The indexes of the names that share the shortest start of ``wanted`` that at
+        most ``most`` names share; when more share even its longest shared start, the
+        ``most`` of them around where ``wanted`` would go."""
+        keys = self.keys
+        at = bisect_left(keys, wanted)
+        longest = max(
+            (_common_start(wanted, keys[i]) for i in (at - 1, at) if 0 <= i < len(keys)),
+            default=0,
+        )
+        low, high, best = 0, longest, None
+        while low <= high:  # the names sharing wanted[:k] are fewer the larger k is
+            k = (low + high) // 2
+            start = bisect_left(keys, wanted[:k], hi=at)
+            end = bisect_left(keys, wanted[:k] + _LAST_CHAR, lo=at)
+            if end - start <= most:
+                best, high = (start, end), k - 1
+            else:
+                low = k + 1
+        if best is None:
+            half = most // 2
+            best = (max(0, at - half), at + half)
+        return self.order[best[0] : best[1]]
+
+
+def _common_start(a: str, b: str) -> int:
+    pairs = enumerate(zip(a, b, strict=False))
+    return next((i for i, (x, y) in pairs if x != y), min(len(a), len(b)))
 
 
 def _close_headings(store: Store, path: str | None, anchor: str) -> list[str]:
@@ -150,18 +230,40 @@ def _close_headings(store: Store, path: str | None, anchor: str) -> list[str]:
 
 def file_of(config: Config, note_path: str) -> Path:
     """The file behind a note path (``rel``, or ``root/rel`` with several roots)."""
+    root, rel = _root_and_rel(config, note_path)
+    return root / rel
+
+
+def _root_and_rel(config: Config, note_path: str) -> tuple[Path, str]:
     if config.prefixed:
         name, _, rel = note_path.partition("/")
         for root in config.roots:
             if root.name == name:
-                return root.path / rel
-    return config.roots[0].path / note_path
+                return root.path, rel
+    return config.roots[0].path, note_path
 
 
 def shown_path(config: Config, note_path: str, cwd: Path | None = None) -> str:
     """A note's file relative to the current folder, as editors and terminals open it."""
-    file = file_of(config, note_path)
+    root, rel = _root_and_rel(config, note_path)
+    here = str(cwd) if cwd else os.getcwd()  # noqa: PTH109 (a str, once per path printed)
+    # The root's place from here, worked out once (kb check prints thousands of paths).
+    base = _relative_root(str(root), here)
+    if base is None:
+        return _relative(str(root / rel), here)
+    return base + os.sep + rel.replace("/", os.sep)
+
+
+@lru_cache(maxsize=16)
+def _relative_root(root: str, here: str) -> str | None:
+    """``root`` relative to ``here``; None when ``here`` is the root or lies inside it (a
+    note's path from here need not pass through the root then)."""
+    base = _relative(root, here)
+    return None if all(part in (".", "..") for part in Path(base).parts) else base
+
+
+def _relative(file: str, here: str) -> str:
     try:
-        return os.path.relpath(file, cwd or Path.cwd())
+        return os.path.relpath(file, here)
     except ValueError:  # another drive (Windows)
-        return str(file)
+        return file

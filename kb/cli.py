@@ -604,11 +604,13 @@ def check(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         click.echo(json_text([asdict(p) for p in problems], indent=2))
     else:
+        lines = []
         for problem in problems:
             # path:line: kind: message, the file relative to here, as editors open it
             path = shown_path(kb.config, problem.path)
             where = f"{path}:{problem.line}" if problem.line else path
-            click.echo(f"{one_line(where)}: {problem.kind}: {one_line(problem.message)}")
+            lines.append(f"{one_line(where)}: {problem.kind}: {one_line(problem.message)}\n")
+        click.echo("".join(lines), nl=False)  # one write: tens of thousands of lines
         click.echo(f"{len(problems)} problem{'s' if len(problems) != 1 else ''}", err=True)
     if problems:
         ctx.exit(1)

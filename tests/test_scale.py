@@ -159,3 +159,28 @@ def test_a_missing_file_is_looked_for_again_when_nothing_else_changed(
     (knowledge.config.roots[0].path / "b.md").write_text("# B\n\nedited\n", encoding="utf-8")
     knowledge.ingest()
     assert statuses() == ["attachment"]
+
+
+def test_kb_check_finds_the_meant_note_from_a_shortlist_as_from_every_name(make_kb) -> None:
+    """Over many names ``kb check`` scores a broken link only against the names that share
+    its start or its end; a typo anywhere in a name still finds the note it meant."""
+    notes = {f"topic-{i % 20:02d}/note-{i:05d}.md": f"# Note {i}\n\n正文 {i}\n" for i in range(400)}
+    notes["redis/redis-persistence.md"] = "# Redis 持久化机制\n"
+    notes["gpu/线程束-70.md"] = "# 线程束\n"
+    typos = {
+        "[[redis-persistance]]": "redis/redis-persistence.md",  # late in the name
+        "[x](redis/rdis-persistence.md)": "redis/redis-persistence.md",  # early
+        "[[note-0x142]]": "topic-02/note-00142.md",  # in the middle
+        "[[线束程-70]]": "gpu/线程束-70.md",
+    }
+    notes["src.md"] = "\n\n".join(typos) + "\n"
+    kb = make_kb(notes)
+    kb.ingest()
+    from kb.check import check
+
+    store = kb._store
+    for full_scan in (10**6, 0):  # every name scored; only the shortlist's
+        problems = [p for p in check(store, full_scan) if p.path == "src.md"]
+        assert len(problems) == len(typos)
+        for problem, meant in zip(problems, typos.values(), strict=True):
+            assert meant in problem.message.partition("did you mean ")[2], (full_scan, problem)

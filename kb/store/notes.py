@@ -214,6 +214,10 @@ class NoteDao:
                 found[path] = int(row[0])
         return found
 
+    def paths(self) -> dict[int, str]:
+        """Every note's path, by id."""
+        return dict(self.conn.execute("SELECT id, path FROM notes"))
+
     def all_ids(self) -> list[int]:
         return [int(row[0]) for row in self.conn.execute("SELECT id FROM notes ORDER BY id")]
 
