@@ -38,6 +38,7 @@ class Config:
     site_hosts: tuple[str, ...] = ()  # other hosts the site was known by (an old domain)
     lock_wait_seconds: float = 5.0
     mention_terms: dict[str, str] = field(default_factory=dict)
+    mention_ignore: tuple[str, ...] = ()  # titles and aliases that never make a mention
     new_notes_folder: str = ""
     synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
@@ -114,6 +115,9 @@ def _config(home: Path, raw: dict[str, Any]) -> Config:
         site_hosts=tuple(str(h) for h in _string_list(raw.get("site_hosts"), "site_hosts", home)),
         lock_wait_seconds=float(raw.get("lock_wait_seconds", 5.0)),
         mention_terms=_mention_terms(raw.get("mention_terms")),
+        mention_ignore=tuple(
+            str(n) for n in _string_list(raw.get("mention_ignore"), "mention_ignore", home)
+        ),
         new_notes_folder=str(raw.get("new_notes_folder") or ""),
         synonyms=_synonyms(raw.get("synonyms"), home),
         raw=raw,

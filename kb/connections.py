@@ -356,25 +356,37 @@ _CJK_RUN = re.compile(f"[{CJK_CHAR}]+")
 
 def _whole_words(line: str, match: re.Match[str]) -> bool:
     """Whether a name found inside Chinese text starts and ends between words: 服务配置 is
-    named in 加载服务配置 (加载|服务|配置) but not in 微服务配置 (微服务|配置)."""
-    edges: set[int] = set()
-    for edge in (match.start(), match.end()):
-        if 0 < edge < len(line) and _CJK_RUN.match(line[edge - 1]) and _CJK_RUN.match(line[edge]):
-            edges.add(edge)
+    named in 加载服务配置 (加载|服务|配置) but not in 微服务配置 (微|服务|配置: a lone
+    character before it that is not a function word is a piece of a word the dictionary
+    lacks, as ``kb.engines.chinese_words`` reads it)."""
+    edges = [
+        edge
+        for edge in (match.start(), match.end())
+        if 0 < edge < len(line) and _CJK_RUN.match(line[edge - 1]) and _CJK_RUN.match(line[edge])
+    ]
     if not edges:
         return True
     import rjieba  # only for a name met inside a run of Chinese
 
     for run in _CJK_RUN.finditer(line):
-        inside = {edge for edge in edges if run.start() < edge < run.end()}
-        if inside:
-            offset, cuts = run.start(), set()
-            for word in rjieba.cut(run.group()):
-                offset += len(word)
-                cuts.add(offset)
-            if not inside <= cuts:
-                return False
+        if not any(run.start() < edge < run.end() for edge in edges):
+            continue
+        offset, words = run.start(), {}
+        for word in rjieba.cut(run.group()):
+            words[offset] = word
+            offset += len(word)
+        ends = {start + len(word): word for start, word in words.items()}
+        if match.start() in edges and (
+            match.start() not in words or _lone_piece(ends.get(match.start(), ""))
+        ):
+            return False
+        if match.end() in edges and match.end() not in words:
+            return False  # (a lone verb may follow a name: 服务配置|写|在)
     return True
+
+
+def _lone_piece(word: str) -> bool:
+    return len(word) == 1 and not is_stop_word(word)
 
 
 def mentions(
@@ -383,8 +395,10 @@ def mentions(
     note_id: int,
     file_of: FileOf,
     extra_terms: list[str] | None = None,
+    ignored: tuple[str, ...] = (),
 ) -> list[Mention]:
-    """Notes whose prose names this note's title or alias without linking to it."""
+    """Notes whose prose names this note's title or alias without linking to it; a name
+    in ``ignored`` (``mention_ignore`` in kb.yaml) never does."""
     from kb.query import Phrase, Query
 
     names = store.notes.names([note_id])
@@ -395,9 +409,12 @@ def mentions(
     linking = store.links.neighbours(note_id)[1]
     found: dict[int, Mention] = {}
     index_note = names[0].stem.casefold() in INDEX_STEMS
+    quiet = {normalise_name(name) for name in ignored}
     common = int(max(MENTION_COMMON_FLOOR, total * MENTION_MAX_SHARE))
     for name in mention_names(names[0], configured):
-        if name not in configured and (index_note or is_common_name(name)):
+        if name not in configured and (
+            index_note or is_common_name(name) or normalise_name(name) in quiet
+        ):
             continue
         # Notes that link here name it as a reference: only the others count towards common.
         limit = total if name in configured else common + 2 + len(linking)

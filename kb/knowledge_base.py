@@ -350,7 +350,12 @@ class KnowledgeBase:
         from kb.connections import mentions
 
         return mentions(
-            self._store, self.engine(), note_id, self.note_file, self._mention_terms(note_id)
+            self._store,
+            self.engine(),
+            note_id,
+            self.note_file,
+            self._mention_terms(note_id),
+            self.config.mention_ignore,
         )
 
     @_store_errors

@@ -214,6 +214,8 @@ def test_locate_mention(text: str, expected: tuple[int, str] | None) -> None:
         ("初始化日志和加载服务配置，代码如下", True),  # 加载|服务|配置
         ("服务配置写在 yaml 里", True),  # at the start of a run
         ("微服务配置管理中心", False),  # 微服务|配置: the name starts inside a word
+        ("每一个微服务配置为一个 Deployment", False),  # 微|服务: a piece of a longer word
+        ("在服务配置里写", True),  # 在 is a function word
         ("Java Chassis的服务配置", True),
     ],
 )
@@ -296,6 +298,18 @@ def test_a_name_found_in_many_notes_is_a_phrase(make_kb) -> None:
         )
     kb.ingest()
     assert len(kb.mentions(kb.find_note("target.md").id)) == 9
+
+
+def test_mention_ignore_silences_a_name(make_kb) -> None:
+    notes = {"roadmap.md": "# Roadmap\n\nPlans.\n", "a.md": "# A\n\nSee the roadmap items.\n"}
+    assert [m.path for m in _mentions_of(make_kb(notes), "roadmap.md")] == ["a.md"]
+    quiet = make_kb(notes, config="roots: [notes]\nmention_ignore: [ROADMAP]\n")
+    assert _mentions_of(quiet, "roadmap.md") == []
+
+
+def _mentions_of(kb: KnowledgeBase, path: str) -> list:
+    kb.ingest()
+    return kb.mentions(kb.find_note(path).id)
 
 
 def test_a_name_several_notes_share_is_the_nearest_ones(make_kb) -> None:
