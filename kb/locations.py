@@ -77,7 +77,7 @@ def init_knowledge_base(directory: Path, make_default: bool = False) -> InitResu
     """Create a knowledge base in ``directory``: kb.yaml with the notes roots the folder's
     layout calls for (a Hugo, Jekyll or docs site, a vault, a folder of Markdown), and
     index/. What is already there is kept; notes/ is made only when no notes exist yet."""
-    from kb.sites import detect_layout
+    from kb.sites import detect_layout, inferred_site_hosts
 
     directory.mkdir(parents=True, exist_ok=True)
     config = directory / CONFIG_NAME
@@ -87,12 +87,21 @@ def init_knowledge_base(directory: Path, make_default: bool = False) -> InitResu
         layout = detect_layout(directory)
         roots = ", ".join(layout.roots)
         exclude = f"exclude: [{', '.join(layout.exclude)}]\n" if layout.exclude else ""
+        hosts = inferred_site_hosts(directory, layout.exclude) if layout.is_site else ()
+        site_hosts = (
+            f"# links to these hosts land on this site's pages: they are note links\n"
+            f"site_hosts: [{', '.join(hosts)}]\n"
+            if hosts
+            else ""
+        )
         config.write_text(
             f"# kb settings: see the README\n# kb init found {layout.description}\n"
-            f"roots: [{roots}]\n{exclude}",
+            f"roots: [{roots}]\n{exclude}{site_hosts}",
             encoding="utf-8",
         )
         chose = f"found {layout.description}" if layout.kind != "empty" else layout.description
+        if hosts:
+            chose += f"; links to {', '.join(hosts)} are links to it (site_hosts)"
         if layout.kind == "empty":
             (directory / "notes").mkdir(exist_ok=True)
     (directory / INDEX_DIR).mkdir(exist_ok=True)

@@ -66,6 +66,11 @@ class FolderLayout:
     description: str
     exclude: tuple[str, ...] = ()  # folders of the generator's that hold no notes
 
+    @property
+    def is_site(self) -> bool:
+        """A generator's site, whose pages have URLs links can name."""
+        return self.kind in ("hugo", "jekyll", "docs")
+
 
 def detect_layout(folder: Path) -> FolderLayout:
     """The notes roots of a folder, by the generator whose files are in it."""
@@ -112,6 +117,70 @@ def markdown_folders(folder: Path, limit: int = _MARKDOWN_LIMIT) -> dict[str, in
         if seen >= limit:
             break
     return counts
+
+
+# A host is the site's own when at least this many of the distinct paths linked on it, and
+# at least half of them, are pages of the site (servicecomb.apache.org: 12 of 18; a site
+# the notes merely cite, www.apache.org: 1 of 70).
+HOST_MIN_PAGES = 3
+HOST_MIN_SHARE = 0.5
+_HOSTS_AT_MOST_FILES = 20_000  # past this kb init leaves the hosts to kb.yaml
+_HOST_HEAD_CHARS = 4_000  # the front matter and a first heading: all a page's URL needs
+_ABSOLUTE_URL = re.compile(r"https?://[^\s<>()\[\]\"'`]+", re.IGNORECASE)
+
+
+def inferred_site_hosts(folder: Path, exclude: Iterable[str] = ()) -> tuple[str, ...]:
+    """The hosts a site in ``folder`` was served at, read from its own notes: hosts most of
+    whose linked paths are the site's pages. A Jekyll site often has no ``url`` in its
+    config, and old domains are in no config at all; ``kb init`` writes what this finds into
+    kb.yaml's ``site_hosts``, where a user sees and edits it."""
+    from collections import defaultdict
+
+    from kb.links import site_path
+    from kb.parse.decode import decode_note
+    from kb.parse.note import parse_note
+
+    site = read_site(folder)
+    if site is None:
+        return ()
+    skipped = set(exclude)
+    base = site.base_path.strip("/").lower()
+    pages: set[str] = set()
+    linked: dict[str, set[str]] = defaultdict(set)
+    files = 0
+    for here, dirs, names in _walk(site.content):
+        dirs[:] = sorted(
+            d for d in dirs if not d.startswith(".") and d != "node_modules" and d not in skipped
+        )
+        for name in names:
+            if not name.lower().endswith(NOTE_SUFFIXES):
+                continue
+            files += 1
+            if files > _HOSTS_AT_MOST_FILES:
+                return ()
+            file = here / name
+            try:
+                text = decode_note(file.read_bytes()).text
+            except (OSError, ValueError):
+                continue
+            parsed = parse_note(file.relative_to(site.content).as_posix(), text[:_HOST_HEAD_CHARS])
+            for url in (*site.urls(file, parsed), *parsed.url_aliases):
+                pages.add(site_path(url))
+            for url in _ABSOLUTE_URL.findall(text):
+                host = host_of(url)
+                if host and host not in site.hosts:
+                    linked[host].add(_under_base(site_path(url), base))
+    found = []
+    for host, paths in linked.items():
+        landed = len(paths & pages)
+        if landed >= HOST_MIN_PAGES and landed >= HOST_MIN_SHARE * len(paths):
+            found.append(host)
+    return tuple(sorted(found))
+
+
+def _under_base(path: str, base: str) -> str:
+    """``blog/posts/a`` → ``posts/a`` for a site served under /blog."""
+    return path[len(base) + 1 :] if base and path.startswith(base + "/") else path
 
 
 def _walk(folder: Path) -> Iterable[tuple[Path, list[str], list[str]]]:

@@ -3,7 +3,6 @@ rules, and links between the pages of a Hugo blog, a Jekyll blog and a docs fold
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
@@ -290,6 +289,34 @@ def test_detect_layout(tmp_path: Path, files: dict[str, str], kind: str, roots: 
     assert (layout.kind, layout.roots) == (kind, roots)
 
 
+def test_init_finds_the_hosts_a_site_was_served_at_from_its_links(tmp_path: Path) -> None:
+    """A Jekyll config without url, posts linking each other on two domains (one old) and
+    citing another site: the two domains become site_hosts, the cited one does not."""
+    posts = {
+        f"_posts/2024-05-0{i}-post-{i}.md": f"---\ntitle: P{i}\n---\n正文\n" for i in (1, 2, 3)
+    }
+    links = "".join(f"[a{i}](https://blog.example.org/post-{i}/) " for i in (1, 2, 3))
+    links += "".join(f"[b{i}](http://old.example.net/post-{i}) " for i in (1, 2, 3))
+    links += "[cited](https://docs.example.com/post-1/) "
+    links += "".join(f"[doc {i}](https://docs.example.com/guide/{i}/) " for i in range(6))
+    home = _site(
+        tmp_path,
+        {
+            "_config.yml": "permalink: /:title/\n",
+            **posts,
+            "_posts/2024-06-01-links.md": f"---\ntitle: links\n---\n{links}\n",
+        },
+    )
+    result = CliRunner().invoke(cli, ["init", str(home)])
+    assert "links to blog.example.org, old.example.net are links to it" in result.output
+    assert "site_hosts: [blog.example.org, old.example.net]" in (home / "kb.yaml").read_text()
+    kb = KnowledgeBase.open(home)
+    kb.ingest()
+    statuses = _statuses(kb, "_posts/2024-06-01-links.md")
+    assert {statuses[f"{host}{i}"] for host in "ab" for i in (1, 2, 3)} == {"resolved"}
+    assert statuses["cited"] == "external"
+
+
 def test_init_says_what_it_chose_and_never_makes_an_empty_notes_folder(tmp_path: Path) -> None:
     write_notes(tmp_path, {"blog/a.md": "# a\n", "b.md": "# b\n"})
     result = CliRunner().invoke(cli, ["init", str(tmp_path)])
@@ -364,10 +391,9 @@ def test_hugo_site_zh_resolves_all_50_note_links_after_kb_init_alone(tmp_path: P
 @pytest.mark.slow
 def test_jekyll_blog_zh_resolves_the_site_links_that_match_a_permalink(tmp_path: Path) -> None:
     home = _copy("jekyll-blog-zh", tmp_path)
+    kb, _ = _init_ingest_check(home)  # kb init alone: it finds the hosts in the links
     hosts = ["servicecomb.apache.org", "servicecomb.incubator.apache.org", "servicecomb.io"]
-    (home / "kb.yaml").write_text(f"roots: [.]\nsite_hosts: {json.dumps(hosts)}\n")
-    kb = KnowledgeBase.open(home)
-    kb.ingest()
+    assert kb.config.site_hosts == tuple(hosts)
     resolved = 0
     for note in kb._store.notes.listing():
         for row in kb._store.links.outgoing(note.id):
