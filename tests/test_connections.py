@@ -167,6 +167,20 @@ def test_chinese_words_are_whole(run: str, words: list[str]) -> None:
 
 
 @pytest.mark.parametrize(
+    ("body", "terms"),
+    [
+        ("pre-norm 与 k-means", ["k-means", "pre-norm"]),
+        ("用 [a-zA-Z0-9] 匹配 0-9a-f", []),  # a regex's character ranges are no words
+    ],
+)
+def test_document_terms_are_words(body: str, terms: list[str]) -> None:
+    from kb.documents import SearchDocument
+
+    counts = document_terms(SearchDocument("", "", "", body, ""))
+    assert sorted(w for w in counts if w.isascii()) == terms
+
+
+@pytest.mark.parametrize(
     ("notes", "ceiling"),
     [(2, 3), (31, 6), (100, 20), (1_000, 70), (10_000, 520), (100_000, 5_020)],
 )

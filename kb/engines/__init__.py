@@ -119,6 +119,7 @@ MLT_LARGE_BASE = 20
 _SUFFIXES = frozenset("化性式型器率者度量号法池库表")
 _NUMBER = re.compile("[零〇一二三四五六七八九十百千万亿两几]*[十百千万亿][个次条种位份本张只件数]")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+_CHARACTER_RANGES = re.compile(r"(?:[a-z0-9]-[a-z0-9])+")  # a-za-z0-9: a regex's [a-zA-Z0-9]
 
 
 def frequency_ceiling(total: int) -> int:
@@ -179,7 +180,12 @@ def _is_mlt_term(token: str, cjk: bool) -> bool:
         return False
     if cjk:
         return len(token) >= 2 and all("\u3400" <= ch <= "\u9fff" for ch in token)
-    return len(token) >= 3 and token[0].isalpha() and token.isascii()
+    return (
+        len(token) >= 3
+        and token[0].isalpha()
+        and token.isascii()
+        and not _CHARACTER_RANGES.fullmatch(token)
+    )
 
 
 def chinese_words(run: str) -> list[str]:
