@@ -25,8 +25,6 @@ from kb.engines import EngineEntry, IndexWriter
 from kb.engines.plan import vocabulary_words
 from kb.errors import IngestLocked, KbError, NotesRootError
 from kb.models import ParsedNote, Problem
-from kb.parse.decode import BinaryFile, decode_note
-from kb.parse.note import fallback_note, parse_note
 from kb.scan import (
     SCAN_PROBLEM_KINDS,
     NoteFile,
@@ -36,7 +34,7 @@ from kb.scan import (
     note_path,
     scan_root,
 )
-from kb.store import FileStamp, NoteRecord, Store, pack_text
+from kb.store import FileStamp, NoteRecord, StatStamp, Store, pack_text
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -142,6 +140,10 @@ def load_file(job: LoadJob) -> LoadResult:
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
     if digest == job.known_hash:
         return LoadResult(file, "same", digest, size, mtime_ns)
+    # Imported here: a no-op ingest parses nothing (markdown-it and yaml take ~100 ms).
+    from kb.parse.decode import BinaryFile, decode_note
+    from kb.parse.note import fallback_note, parse_note
+
     try:
         decoded = decode_note(data)
     except BinaryFile as exc:
@@ -356,22 +358,36 @@ class Ingester:
             # means may have changed with them, so read everything again.
             rebuild = True
         scanned = ScanResult()
-        stamps: dict[str, FileStamp] = {}
+        stored: dict[str, StatStamp] = {}
         for scope in scopes:
             found = scan_root(scope.root, self.config, scope.start)
             scanned.files.update(found.files)
             scanned.problems.update(found.problems)
             scanned.unreadable.extend(found.unreadable)
             if not rebuild:
-                stamps.update(self._stamps_in(scope))
+                stored.update(self._stamps_in(scope))
             self._refuse_to_empty(scope, found, explicit_rebuild)
         if scanned.unreadable:
             # Notes in a folder that cannot be read now are neither removed nor touched.
             unreadable = tuple(scanned.unreadable)
-            stamps = {p: s for p, s in stamps.items() if not p.startswith(unreadable)}
-        jobs = self._classify(scanned, stamps)
-        removed = [p for p, s in stamps.items() if p not in scanned.files and s.note_id]
-        gone_skipped = [p for p, s in stamps.items() if p not in scanned.files and not s.note_id]
+            stored = {p: s for p, s in stored.items() if not p.startswith(unreadable)}
+        changed = self._changed(scanned, stored)
+        gone = [p for p in stored if p not in scanned.files]
+        # Ids and hashes only of stored files that changed or went: most notes are
+        # compared by a stat, and new files have none. (A rebuild empties the store.)
+        were_stored = [f.path for f in changed if f.path in stored]
+        stamps = self.store.notes.file_stamps([*were_stored, *gone])
+        jobs = [
+            LoadJob(
+                file,
+                stamps[file.path].hash if file.path in stamps else "",
+                self.config.max_file_size,
+                self.config.typed_link_keys,
+            )
+            for file in changed
+        ]
+        removed = [p for p in gone if stamps[p].note_id]
+        gone_skipped = [p for p in gone if not stamps[p].note_id]
         with self.store.transaction():
             self.index_is_empty = self.index.prepare()
             if self.streams is not None:
@@ -444,10 +460,10 @@ class Ingester:
             f"in {self.config.home / 'kb.yaml'}"
         )
 
-    def _stamps_in(self, scope: _Scope) -> dict[str, FileStamp]:
+    def _stamps_in(self, scope: _Scope) -> dict[str, StatStamp]:
         if scope.prefix and not scope.prefix.endswith("/"):  # one file: by the path index
-            return self.store.notes.file_stamps(scope.prefix, exact=True)
-        return self.store.notes.file_stamps(scope.prefix)
+            return self.store.notes.stat_stamps(scope.prefix, exact=True)
+        return self.store.notes.stat_stamps(scope.prefix)
 
     def _refuse_to_empty(self, scope: _Scope, found: ScanResult, rebuild: bool) -> None:
         if not scope.whole_root or found.files or found.unreadable or rebuild:
@@ -460,23 +476,20 @@ class Ingester:
                 "Use 'kb ingest --rebuild' if the notes are really gone"
             )
 
-    def _classify(self, scanned: ScanResult, stamps: dict[str, FileStamp]) -> list[LoadJob]:
-        jobs = []
-        for path, file in sorted(scanned.files.items()):
-            stamp = stamps.get(path)
-            if stamp and stamp.size == file.size and stamp.mtime_ns == file.mtime_ns:
-                if stamp.note_id:
-                    self.stats.unchanged += 1
-                continue
-            jobs.append(
-                LoadJob(
-                    file,
-                    stamp.hash if stamp else "",
-                    self.config.max_file_size,
-                    self.config.typed_link_keys,
-                )
-            )
-        return jobs
+    def _changed(self, scanned: ScanResult, stored: dict[str, StatStamp]) -> list[NoteFile]:
+        """The files whose size or time differs from the store's, by path; counts the
+        unchanged notes."""
+        changed = []
+        unchanged = 0
+        for path, file in scanned.files.items():
+            stamp = stored.get(path)
+            if stamp and stamp[1] == file.size and stamp[2] == file.mtime_ns:
+                unchanged += stamp[3]  # a skipped file that is still skipped is no note
+            else:
+                changed.append(file)
+        self.stats.unchanged += unchanged
+        changed.sort()
+        return changed
 
     # -- applying -------------------------------------------------------------------
 

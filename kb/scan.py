@@ -102,12 +102,33 @@ def scan_root(root: NotesRoot, config: Config, start: Path | None = None) -> Sca
     seen_files: set[tuple[int, int]] = set()
     linked: list[tuple[os.DirEntry[str], str]] = []
     rel_start = start.relative_to(root.path).as_posix() if start != root.path else ""
-    # Plain strings, not Path objects: a no-op ingest of 10,000 notes is mostly this loop.
+    # Plain strings, not Path objects, and the common case inline: a no-op ingest of
+    # 100,000 notes is mostly this loop (a function call per file costs 0.1 s there).
+    files, prefix, root_name = result.files, note_path(root, "", config), root.name
     for entry, rel, via_link in _walk(root, config, str(start), rel_start, root_real, result):
         if via_link:
             linked.append((entry, rel))
             continue
-        _add_entry(result, root, config, entry, rel, seen_files)
+        try:
+            info = entry.stat()
+        except OSError:  # a broken or looping symlink: described by _add_entry
+            _add_entry(result, root, config, entry, rel, seen_files)
+            continue
+        key = (info.st_dev, info.st_ino)
+        if key in seen_files:
+            continue
+        seen_files.add(key)
+        mode = info.st_mode
+        path = prefix + rel
+        files[path] = NoteFile(
+            path,
+            root_name,
+            rel,
+            entry.path,
+            info.st_size,
+            info.st_mtime_ns,
+            "" if stat.S_ISREG(mode) else file_kind(mode),
+        )
     # Files reached through a symlink count only when their real file was not seen directly.
     for entry, rel in linked:
         _add_entry(result, root, config, entry, rel, seen_files)
@@ -151,11 +172,12 @@ def _walk(
             continue
         prefix = f"{folder_rel}/" if folder_rel else ""
         for entry in entries:
-            rel = prefix + entry.name
-            if _excluded(entry.name, rel, config, top_level=not folder_rel):
+            name = entry.name
+            rel = prefix + name
+            if _excluded(name, rel, config, top_level=not folder_rel):
                 continue
-            if not _utf8(entry.name):
-                if entry.is_dir() or is_note_name(entry.name):
+            if not name.isascii() and not _utf8(name):
+                if entry.is_dir() or is_note_name(name):
                     _problem(
                         result,
                         root,
@@ -171,12 +193,12 @@ def _walk(
             except OSError:  # a symlink loop: not a folder; a note name is reported later
                 is_link, is_dir = True, False
             if is_link and not _link_allowed(entry.path, root_real, config):
-                if is_dir or is_note_name(entry.name):
+                if is_dir or is_note_name(name):
                     _problem(result, root, config, rel, "symlink", _OUTSIDE_LINK)
                 continue
             if is_dir:
                 stack.append((entry.path, rel, via_link or is_link))
-            elif is_note_name(entry.name):  # FIFOs and broken links too: they are reported
+            elif is_note_name(name):  # FIFOs and broken links too: they are reported
                 yield entry, rel, via_link or is_link
 
 

@@ -291,10 +291,14 @@ def test_move_remove_skip_and_what_an_index_sees(store: Store) -> None:
         assert store.notes.mark_skipped("notes/a.md", 5, 3_000, []) is True
         store.notes.touch("notes/bb.md", 12, 4_000)
     assert store.notes.changes_since(seen) == ([b], [c])
-    stamps = store.notes.file_stamps("notes/")
-    assert stamps["notes/bb.md"] == FileStamp(b, 12, 4_000, "hash-notes/b.md")
-    assert stamps["notes/a.md"] == FileStamp(a, 10, 1_000, "hash-notes/a.md")  # note wins
-    assert "blog/c.md" not in store.notes.file_stamps()
+    stamps = store.notes.stat_stamps("notes/")
+    assert stamps["notes/bb.md"] == ("notes/bb.md", 12, 4_000, 1)
+    assert stamps["notes/a.md"] == ("notes/a.md", 10, 1_000, 1)  # the note wins
+    assert "blog/c.md" not in store.notes.stat_stamps()
+    assert store.notes.file_stamps(["notes/bb.md", "notes/a.md", "blog/c.md"]) == {
+        "notes/bb.md": FileStamp(b, 12, 4_000, "hash-notes/b.md"),
+        "notes/a.md": FileStamp(a, 10, 1_000, "hash-notes/a.md"),
+    }
 
 
 def test_clear_keeps_counting_generations(store: Store) -> None:

@@ -51,6 +51,7 @@ from kb.store.rows import (
     ProblemRow,
     RecentRow,
     SharedTerm,
+    StatStamp,
 )
 from kb.store.schema import SCHEMA_VERSION, TERM_KINDS
 from kb.store.terms import TermDao, filter_clause
@@ -76,6 +77,7 @@ __all__ = [
     "ProblemRow",
     "RecentRow",
     "SharedTerm",
+    "StatStamp",
     "Store",
     "check_location",
     "filter_clause",

@@ -16,6 +16,11 @@ if TYPE_CHECKING:
     from kb.models import ParsedNote
 
 
+# (path, size, mtime_ns, is_note) of a stored file: a plain tuple, as SQLite returns it,
+# because a no-op ingest of 100,000 notes reads one per note (see NoteDao.stat_stamps).
+StatStamp = tuple[str, int, int, int]
+
+
 class FileStamp(NamedTuple):
     """What the store remembers of a file, to tell unchanged files with one stat."""
 
