@@ -1,12 +1,14 @@
 """Time the terminal UI with Textual's pilot: first screen, keystroke to results, a long note.
 
     python benchmarks/bench_tui.py [--sizes 1000 10000] [--workdir /tmp/kb-bench] [--repeat 3]
-                                   [--seed 1] [--json-out FILE]
+                                   [--seed 1] [--before REV] [--json-out FILE]
 
 Each measurement runs in a fresh child process (so the first screen includes importing
-Textual and opening the store, as a user's `kb` does), headless at 120x40. Baselines from
-the same run: `python -c pass`, and `python -c "import textual.app"` (what any Textual app
-pays before it draws anything).
+Textual and opening the store, as a user's `kb` does), headless at 120x40, with the file
+watcher running. Baselines from the same run: `python -c pass`, `python -c "import
+textual.app"` (what any Textual app pays before it draws anything), and with --before REV
+the same UI measurements of kb as committed at REV (its kb/ unpacked under --workdir),
+each figure then also given as a ratio to REV's.
 
 - first screen: process start until the result list shows the newest notes;
 - keystroke to results: type each query one key at a time (Chinese and English), and time
@@ -19,11 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
 from pathlib import Path
 
+from bench_relevance import kb_source
 from common import (
     add_repeat,
     bench_parser,
@@ -37,6 +41,7 @@ from common import (
 GOAL_FIRST_SCREEN = 1.5
 GOAL_KEYSTROKE_P95 = 0.100
 GOAL_LONG_NOTE = 0.300
+GOAL_LONG_NOTE_ALL = 1.0
 QUERIES = [
     "显存带宽",
     "roofline",
@@ -70,14 +75,17 @@ def recording(self, text, outcome):
 SearchScreen.show_outcome = recording
 
 async def idle(app):
+    # Every worker but the file watcher, which runs as long as the app.
     from textual.worker import WorkerCancelled
+    running = [w for w in app.workers if w.group != "watch"]
     try:
-        await app.workers.wait_for_complete()
+        if running:  # (an empty list would mean every worker)
+            await app.workers.wait_for_complete(running)
     except WorkerCancelled:
         pass
 
 async def main():
-    app = make_app(KnowledgeBase.open(kb_dir), watch=False)
+    app = make_app(KnowledgeBase.open(kb_dir))
     out = {}
     async with app.run_test(size=(120, 40)) as pilot:
         results = None
@@ -127,9 +135,11 @@ asyncio.run(main())
 """
 
 
-def child(kb_dir: Path) -> dict:
+def child(kb_dir: Path, source: Path | None) -> dict:
+    """One UI run; with ``source``, of the kb package in that folder."""
     argv = [sys.executable, "-c", CHILD, str(kb_dir), json.dumps(QUERIES, ensure_ascii=False)]
-    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    env = dict(os.environ, PYTHONPATH=str(source)) if source else None
+    done = subprocess.run(argv, capture_output=True, text=True, check=False, env=env, cwd=source)
     if done.returncode != 0:
         raise SystemExit(f"the UI benchmark child failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -153,13 +163,24 @@ def bench(args: argparse.Namespace, notes: int) -> dict:
     run_ingest(kb_dir, "--json")
     python = baseline("pass", args.repeat)
     textual = baseline("import textual.app", args.repeat)
-    runs = [child(kb_dir) for _ in range(args.repeat)]
+    before = kb_source(args.before, args.workdir) if args.before else None
+    # Runs of the two versions alternate, so that a busy moment of the machine slows both.
+    runs, runs_before = [], []
+    for _ in range(args.repeat):
+        runs.append(child(kb_dir, None))
+        if before:
+            runs_before.append(child(kb_dir, before))
+    result = {"notes": notes, "python": python, "import_textual": textual, **summary(runs)}
+    if before:
+        result["before"] = {"rev": args.before, **summary(runs_before)}
+    return result
+
+
+def summary(runs: list[dict]) -> dict:
+    """The medians (and keystroke percentiles) of a version's UI runs."""
     keystrokes = [seconds for run in runs for _, seconds in run["keystrokes"]]
     slowest = sorted((s, q) for run in runs for q, s in run["keystrokes"])[-5:]
     return {
-        "notes": notes,
-        "python": python,
-        "import_textual": textual,
         "first_screen": statistics.median(r["first_screen"] for r in runs),
         "keystroke_median": statistics.median(keystrokes),
         "keystroke_p95": percentile(keystrokes, 0.95),
@@ -172,36 +193,42 @@ def bench(args: argparse.Namespace, notes: int) -> dict:
 
 
 def table(result: dict) -> str:
-    def row(name: str, seconds: float, base: float | None, goal: float | None) -> str:
+    before = result.get("before", {})
+
+    def row(name: str, key: str, base: float | None = None, goal: float | None = None) -> str:
+        seconds = result[key]
         ratio = f"{seconds / base:6.2f}x" if base else "       "
         verdict = ("PASS" if seconds < goal else "MISS") if goal else ""
         goal_text = f"< {goal * 1000:.0f} ms" if goal else ""
-        return f"{name:38} {seconds * 1000:9.1f} ms {ratio}  {goal_text:10} {verdict}"
+        line = f"{name:38} {seconds * 1000:9.1f} ms {ratio}  {goal_text:10} {verdict:4}"
+        if key in before:
+            line += f"  {before[key] * 1000:9.1f} ms {seconds / before[key]:6.2f}x"
+        return line
 
+    rev = f"  {'at ' + before['rev']:>12} {'x that':>7}" if before else ""
     lines = [
         f"== {result['notes']:,} notes, headless 120x40 ==",
-        f"{'measurement':38} {'value':>12} {'x base':>7}  {'goal':10}",
-        row("python -c pass", result["python"], None, None),
-        row("import textual.app (baseline)", result["import_textual"], None, None),
+        f"{'measurement':38} {'value':>12} {'x base':>7}  {'goal':10} {'':4}{rev}",
+        row("python -c pass", "python"),
+        row("import textual.app (baseline)", "import_textual"),
         row(
             "first screen (process start)",
-            result["first_screen"],
+            "first_screen",
             result["import_textual"],
             GOAL_FIRST_SCREEN,
         ),
-        row(
-            f"keystroke to results, median of {result['keystrokes']}",
-            result["keystroke_median"],
-            None,
-            None,
-        ),
-        row("keystroke to results, p95", result["keystroke_p95"], None, GOAL_KEYSTROKE_P95),
-        row("keystroke to results, max", result["keystroke_max"], None, None),
-        row("30 KB note: first part on screen", result["long_first"], None, GOAL_LONG_NOTE),
-        row("30 KB note: all laid out", result["long_all"], None, None),
-        "slowest keystrokes: "
-        + ", ".join(f"{q!r} {s * 1000:.0f} ms" for s, q in result["slowest"]),
+        row(f"keystroke to results, median of {result['keystrokes']}", "keystroke_median"),
+        row("keystroke to results, p95", "keystroke_p95", goal=GOAL_KEYSTROKE_P95),
+        row("keystroke to results, max", "keystroke_max"),
+        row("30 KB note: first part on screen", "long_first", goal=GOAL_LONG_NOTE),
+        row("30 KB note: all laid out", "long_all", goal=GOAL_LONG_NOTE_ALL),
     ]
+    for label, version in (("", result), (f" at {before.get('rev')}", before)):
+        if version:
+            lines.append(
+                f"slowest keystrokes{label}: "
+                + ", ".join(f"{q!r} {s * 1000:.0f} ms" for s, q in version["slowest"])
+            )
     return "\n".join(lines)
 
 
@@ -211,6 +238,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser,
         3,
         "UI runs, each in a fresh process, and runs of each baseline; medians are reported",
+    )
+    parser.add_argument(
+        "--before",
+        metavar="REV",
+        help="also measure kb as committed at REV, in the same run (ratios to it)",
     )
     return parse_bench_args(parser, argv)
 

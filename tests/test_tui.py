@@ -791,3 +791,104 @@ async def test_kb_open_of_no_single_note_starts_searching_it(sample) -> None:
         assert app.screen.id == "search"
         assert app.screen.query_one("#query", Input).value == "redis"
         assert "Redis 学习笔记" in result_titles(app)
+
+
+LIST_NOTE = """# Lists
+
+Before the lists, a paragraph with a [link](other.md).
+
+- 第一项：显存带宽是GPU的瓶颈，尤其在 decode 阶段，每生成一个 token 都要把全部权重读一遍
+- second item, [the other note](other.md)
+  - nested under the second, long enough to wrap onto a second line of the page here
+- third
+
+3. three
+4. four
+
+```
+code between lists
+```
+
+- after the code
+"""
+
+
+@pytest.mark.slow
+async def test_lists_are_drawn_by_few_widgets_and_read_as_before(make_kb) -> None:
+    kb = make_kb({"lists.md": LIST_NOTE, "other.md": "# Other\n\nthe other note\n"})
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "Lists")
+        lines = await read_whole_note(app, pilot)
+        text = [line.rstrip() for line in lines]
+        first = next(i for i, line in enumerate(text) if "第一项" in line)
+        bullet_column = text[first].index("•")
+        # The item's second row starts under its first word, not under the bullet.
+        assert text[first + 1][: bullet_column + 2].strip() == ""
+        assert text[first + 1][bullet_column + 2] != " "
+        nested = next(i for i, line in enumerate(text) if "nested under" in line)
+        assert text[nested].index("▪") > bullet_column  # indented, with the next bullet
+        assert text[nested + 1].strip().startswith(("page", "of", "line", "second"))
+        assert any(line.strip().startswith("3. three") for line in text)
+        assert any(line.strip().startswith("4. four") for line in text)
+        assert any(line.strip().startswith("• after the code") for line in text)
+        # The paragraph and the three lists before the code are one widget; the list after
+        # the code another: a widget per block, not four per item.
+        document = app.screen.query_one("#doc")
+        assert len(document.children) == 4  # heading, flow, code, flow
+        # Find in the note finds text in a list item.
+        await pilot.press("slash", *"nested", "enter")
+        await pilot.pause()
+        assert str(app.screen.query_one("#find-count", Static).render()).startswith("1/1")
+        await pilot.press("escape")
+        # A link in a list item is followed by the app, like one in a paragraph.
+        flow = document.children[1]
+        await flow.action_link("other.md")
+        await settle(app, pilot)
+        assert current_title(app) == "Other"
+
+
+PREVIEWED_NOTE = """# 缓存笔记
+
+## 策略
+
+- LRU 淘汰
+- Redis 集群，[链接](other.md)
+
+| 层 | 延迟 |
+| --- | --- |
+| L1 | 1 ns |
+
+```python
+x = 1  # [bold]not markup[/bold]
+```
+"""
+
+
+@pytest.mark.slow
+async def test_the_preview_is_formatted_with_the_matches_highlighted(make_kb) -> None:
+    kb = make_kb({"cache.md": PREVIEWED_NOTE, "other.md": "# Other\n\nnothing\n"})
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press(*"redis")
+        await settle(app, pilot)
+        box = app.screen.query_one("#preview")
+        shown = [line.strip() for line in screen_lines(app, box.content_region)]
+        assert shown[0] == "缓存笔记"  # the title, then the path
+        assert "cache.md" in shown[1]
+        assert "策略" in shown  # a heading on its own line
+        assert "• Redis 集群，链接" in shown  # a list item with its bullet, link text only
+        assert "层 │ 延迟" in shown and "L1 │ 1 ns" in shown  # the table in columns
+        assert "▏ x = 1  # [bold]not markup[/bold]" in shown  # code, as written
+        body = app.screen.query_one("#preview-body", Static).render()
+        lit = body.lay_out(box.content_region.width)[0]
+        words = {lit.plain[s.start : s.end] for s in lit.spans if "underline" in str(s.style)}
+        assert "Redis" in words
+        # Typing on: the preview follows the highlighted result.
+        await pilot.press("ctrl+u", *"other")
+        await settle(app, pilot)
+        assert screen_lines(app, box.content_region)[0].strip() == "Other"

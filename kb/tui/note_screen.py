@@ -27,6 +27,7 @@ from kb.latex import render_math
 from kb.text import one_line, slugify, strip_controls
 from kb.tui.app import KbApp
 from kb.tui.messages import FollowLink, NotesChanged, OpenNote
+from kb.tui.reader import Flow, Reader
 from kb.tui.widgets import ConnectionList, Finder, LinkList, breadcrumb, markdown_parser
 from kb.views import NotePage, NoteSummary
 
@@ -150,7 +151,7 @@ class NoteScreen(Screen[None]):
     app = getters.app(KbApp)
     breadcrumb = getters.query_one("#breadcrumb", Static)
     outline = getters.query_one("#outline", OptionList)
-    document = getters.query_one("#doc", Markdown)
+    document = getters.query_one("#doc", Reader)
     scroller = getters.query_one("#document", VerticalScroll)
     side = getters.query_one("#side", TabbedContent)
     links = getters.query_one("#links", LinkList)
@@ -180,7 +181,7 @@ class NoteScreen(Screen[None]):
         with Horizontal(id="reader"):
             yield OptionList(id="outline")
             with VerticalScroll(id="document"):
-                yield Markdown(id="doc", open_links=False, parser_factory=markdown_parser)
+                yield Reader(id="doc", open_links=False, parser_factory=markdown_parser)
             with TabbedContent(id="side"):
                 with TabPane("Links", id="tab-links"):
                     yield LinkList(id="links")
@@ -246,7 +247,6 @@ class NoteScreen(Screen[None]):
         # call_from_thread awaits the coroutine; mypy cannot infer its type (Never).
         show_page = cast("Callable[..., Awaitable[None] | None]", self.show_page)
         self.app.call_from_thread(show_page, page, shown, series, titles, anchor)
-        self.load_connections(note_id)
 
     async def show_page(
         self, page: NotePage, shown: str, series: Series, titles: dict[int, str], anchor: str
@@ -277,21 +277,24 @@ class NoteScreen(Screen[None]):
         scroller = self.scroller
         kept = scroller.scroll_y if reloading else 0  # a refresh keeps the reader's place
         scroller.scroll_home(animate=False)
-        pieces = split_for_display(shown)
-        # The first piece at once, the rest after the screen has been drawn: a long note
-        # is readable at the top while its end is still being laid out.
-        await document.update(pieces[0])
-        # An anchor whose heading is in a later piece waits for that piece.
+        first, *rest = split_for_display(shown)
+        # The first piece at once, the rest in one go after the screen has been drawn: a
+        # long note is readable at the top while its end is still being laid out. (One
+        # append, not one a piece: each lays the whole screen out again.)
+        await document.update(first)
+        # Now, not before (its thread would slow the first part down), nor after the rest.
+        self.load_connections(page.id)
+        # An anchor whose heading is in the rest waits for it.
         pending = anchor if anchor and not self.goto_anchor(anchor) else ""
-        for piece in pieces[1:]:
+        if rest:
             if self.page is not page:
                 return
-            await document.append("\n\n" + piece)
-            if pending and self.goto_anchor(pending):
-                pending = ""
+            await document.add_rest("\n".join(rest))
+            if pending:
+                self.goto_anchor(pending)
         if kept:
             scroller.scroll_to(y=kept, animate=False)
-        elif anchor and len(pieces) > 1:
+        elif anchor and rest:
             # Once the whole note is laid out, jump again: pieces appended after the
             # heading moved nothing above it, but the first jump may have come too early.
             self.set_timer(0.1, lambda: self.goto_anchor(anchor))
@@ -510,7 +513,17 @@ class NoteScreen(Screen[None]):
             count.update(Content.assemble(("no match", "$error")))
         else:
             count.update(Content(f"{finder.index + 1}/{len(finder.matches)}  n/N"))
-            self.scroller.scroll_to_center(widget, animate=False)
+            self._center_match(widget, finder.matches[finder.index][2])
+
+    def _center_match(self, widget: Widget, offset: int) -> None:
+        """Scroll the match mid-screen: in a flow (paragraphs and lists, a child of the
+        document, maybe taller than the screen) its row, else its widget."""
+        scroller = self.scroller
+        if not isinstance(widget, Flow):
+            scroller.scroll_to_center(widget, animate=False)
+            return
+        y = self.document.virtual_region.y + widget.virtual_region.y + widget.row_of(offset)
+        scroller.scroll_to(y=max(0, y - scroller.content_region.height // 2), animate=False)
 
     def action_copy_link(self) -> None:
         links = self.links

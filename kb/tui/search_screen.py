@@ -3,6 +3,8 @@ highlighted one, and the tag tree. Core calls run in thread workers, never on th
 
 from __future__ import annotations
 
+import time
+
 from textual import getters, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -13,14 +15,16 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.worker import get_current_worker
 
 from kb.errors import KbError, StoreError
-from kb.search import SearchResults
+from kb.search import SearchHit, SearchResults
 from kb.text import one_line, strip_controls
 from kb.tui.app import KbApp
 from kb.tui.messages import FilterByTag, NotesChanged, OpenNote
-from kb.tui.widgets import DIM, ResultList, TagChip, TagTree, plural
+from kb.tui.preview import preview
+from kb.tui.widgets import ResultList, TagChip, TagTree, plural
 from kb.views import NoteSummary
 
 RESULTS = 50
+PREVIEW_DELAY = 0.08  # seconds of no new keystroke before the preview is built
 WIDE = 110  # columns from which the preview (and the outline) sit beside the list
 
 # What a search worker hands the screen: hits, the newest notes, or an error to show.
@@ -103,6 +107,7 @@ class SearchScreen(Screen[None]):
         super().__init__(id="search")
         self.tag: str | None = None
         self.by_date = False  # the empty search: by front-matter date, not file time
+        self.matched: dict[int, list[str]] = {}  # by note: the words its preview highlights
 
     def compose(self) -> ComposeResult:
         yield TagTree("All notes", id="tags")
@@ -128,6 +133,9 @@ class SearchScreen(Screen[None]):
     def on_resize(self) -> None:
         self.set_class(self.size.width < WIDE, "-narrow")
 
+    def on_screen_suspend(self) -> None:
+        self.workers.cancel_group(self, "preview")  # a note opened: its preview is moot
+
     # -- searching --------------------------------------------------------------------
 
     @property
@@ -139,6 +147,7 @@ class SearchScreen(Screen[None]):
 
     @on(Input.Changed, "#query")
     def refresh_results(self) -> None:
+        self.workers.cancel_group(self, "preview")  # no preview is built while typing
         self.search(self.query_text)
 
     @work(thread=True, exclusive=True, group="search")
@@ -167,6 +176,7 @@ class SearchScreen(Screen[None]):
             self.results.clear_options()
             self.status.update(Content.assemble((one_line(outcome), "$error")))
         elif isinstance(outcome, SearchResults):
+            self.matched = {hit.note_id: matched_words(hit) for hit in outcome.hits}
             self.results.show_hits(outcome.hits)
             suggestion = one_line(outcome.suggestion or "")  # a word from the notes
             hint = f"  did you mean: {suggestion}?" if suggestion else ""
@@ -174,6 +184,7 @@ class SearchScreen(Screen[None]):
                 hint += f"  ({outcome.warning})"
             self.status.update(Content(f"{plural(len(outcome.hits), 'note')}{scope}{hint}"))
         else:
+            self.matched = {}
             self.results.show_notes(outcome)
             order = (
                 "newest by date (ctrl+o: modified last)"
@@ -199,25 +210,28 @@ class SearchScreen(Screen[None]):
         if option is None or not option.id:
             self.preview.update("")
             return
-        self.load_preview(int(option.id))
+        width = self.query_one("#preview").content_region.width
+        if width and not self.has_class("-narrow"):  # a hidden preview is not built
+            note_id = int(option.id)
+            self.load_preview(note_id, self.matched.get(note_id, []), width)
 
     @work(thread=True, exclusive=True, group="preview")
-    def load_preview(self, note_id: int) -> None:
+    def load_preview(self, note_id: int, words: list[str], width: int) -> None:
+        """The note formatted, its matches highlighted: built here, off the keystroke path,
+        once typing pauses (a newer keystroke cancels this one), from the part that fits."""
+        worker = get_current_worker()
+        time.sleep(PREVIEW_DELAY)
+        if worker.is_cancelled:
+            return
         try:
-            note = self.app.kb.note_preview(note_id)
+            page = self.app.kb.note_page(note_id)
         except KbError:
             return  # the results say what is wrong with the store
-        if note is None:
+        if worker.is_cancelled:
             return
-        # Cheap to show: the stored plain text, not a Markdown rendering.
-        content = Content.assemble(
-            (one_line(note.title), "bold"),
-            "\n",
-            (one_line(note.path), DIM),
-            "\n\n",
-            strip_controls(note.text[:1500]),
-        )
-        self.app.call_from_thread(self.preview.update, content)
+        shown = preview(page.title, page.path, page.markdown, words, width)
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self.preview.update, shown)
 
     # -- actions ------------------------------------------------------------------------
 
@@ -302,6 +316,14 @@ class SearchScreen(Screen[None]):
 
     def on_notes_changed(self, _: NotesChanged) -> None:
         self.refresh_results()
+
+
+def matched_words(hit: SearchHit) -> list[str]:
+    """The words a result's preview highlights: the query's words it holds, and the text
+    its snippet and title highlight (a prefix's whole word, a Chinese word's characters)."""
+    found = [hit.snippet[start:end] for start, end in hit.highlights]
+    found += [hit.title[start:end] for start, end in hit.title_highlights]
+    return sorted({*hit.matched, *found}, key=len, reverse=True)
 
 
 def _quoted(tag: str) -> str:
