@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.tui.preview import image_label, markdown_lines, preview, window
+from kb.tui.preview import markdown_lines, preview, window
 
 
 def rows(markdown: str, width: int = 40, words: tuple[str, ...] = ()) -> list[str]:
@@ -45,20 +45,6 @@ def test_list_items_wrap_under_their_first_word() -> None:
 def test_code_and_tables_are_cut_not_wrapped() -> None:
     shown = rows("```\n" + "x = 1  # " + "long " * 20 + "\n```", width=30)
     assert len(shown) == 1 and shown[0].endswith("…")
-
-
-@pytest.mark.parametrize(
-    ("alt", "src", "label"),
-    [
-        ("Roofline plot", "img/roofline.png", "🖼 Roofline plot (roofline.png)"),
-        ("", "img/roofline.png", "🖼 roofline.png"),
-        ("roofline.png", "roofline.png", "🖼 roofline.png"),
-        ("图", "图片/%E5%B8%A6%E5%AE%BD.png?raw=1", "🖼 图 (带宽.png)"),
-        ("a\x1b[31m b", "x.png", "🖼 a[31m b (x.png)"),
-    ],
-)
-def test_image_label(alt, src, label) -> None:
-    assert image_label(alt, src) == label
 
 
 def test_window_starts_at_the_first_match_below_the_first_screen() -> None:

@@ -892,3 +892,49 @@ async def test_the_preview_is_formatted_with_the_matches_highlighted(make_kb) ->
         await pilot.press("ctrl+u", *"other")
         await settle(app, pilot)
         assert screen_lines(app, box.content_region)[0].strip() == "Other"
+
+
+IMAGE_NOTE = """# Plots
+
+The roofline: ![Roofline plot](img/roofline.png) and a lost one ![gone](img/gone.png).
+
+![remote](https://example.com/r.png)
+"""
+
+
+@pytest.mark.slow
+async def test_images_show_as_placeholders_and_open_only_on_request(make_kb, monkeypatch) -> None:
+    kb = make_kb({"plots.md": IMAGE_NOTE})
+    (kb.notes_root / "img").mkdir()
+    (kb.notes_root / "img" / "roofline.png").write_bytes(b"\x89PNG\r\n")
+    kb.ingest()
+    launched: list[str] = []
+    monkeypatch.setattr("click.launch", lambda url, *a, **k: launched.append(url) or 0)
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "Plots")
+        shown = "\n".join(screen_lines(app))
+        assert "🖼 Roofline plot (roofline.png)" in shown
+        assert "🖼 gone (gone.png)" in shown
+        assert launched == []  # never by itself
+        # A click on the placeholder (its link) opens the file with the system's viewer.
+        flow = app.screen.query_one("#doc").children[1]
+        await flow.action_link("kb-image:img/roofline.png")
+        await settle(app, pilot)
+        assert launched == [str(kb.notes_root / "img" / "roofline.png")]
+        # A missing file says so, in one line; a remote image is not opened.
+        await flow.action_link("kb-image:img/gone.png")
+        await flow.action_link("kb-image:https://example.com/r.png")
+        await settle(app, pilot)
+        messages = [str(n.message) for n in app._notifications]
+        assert "Image not found: img/gone.png" in messages
+        assert "Remote image (not opened), copied: https://example.com/r.png" in messages
+        assert len(launched) == 1
+        # From the keyboard: the link list offers the images; Enter opens one.
+        await pilot.press("ctrl+l")
+        await settle(app, pilot)
+        assert "🖼 Roofline plot (roofline.png)" in "\n".join(screen_lines(app))
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert launched[1:] == [str(kb.notes_root / "img" / "roofline.png")]

@@ -195,6 +195,23 @@ class KbApp(App[None]):
         self.notify("Re-indexing …")
         self.reindex(first=True)
 
+    @work(thread=True, group="open")
+    def open_file(self, path: Path) -> None:
+        """Open a file (a note's image) with the system's viewer, as `click.launch` does
+        (xdg-open, open, start): only ever on the user's request."""
+        import click
+
+        name = strip_controls(path.name)
+        if click.launch(str(path)) == 0:
+            self.call_from_thread(self.notify, f"Opening {name}", markup=False)
+        else:
+            self.call_from_thread(
+                self.notify,
+                f"No viewer could open {name} (xdg-open, open or start)",
+                severity="error",
+                markup=False,
+            )
+
     # -- writing -------------------------------------------------------------------------
 
     def action_edit(self, path: Path) -> None:

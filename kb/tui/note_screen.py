@@ -26,6 +26,7 @@ from kb.errors import KbError
 from kb.latex import render_math
 from kb.text import one_line, slugify, strip_controls
 from kb.tui.app import KbApp
+from kb.tui.images import IMAGE_LINK, image_file, is_remote, note_images
 from kb.tui.messages import FollowLink, NotesChanged, OpenNote
 from kb.tui.reader import Flow, Reader
 from kb.tui.widgets import ConnectionList, Finder, LinkList, breadcrumb, markdown_parser
@@ -242,16 +243,24 @@ class NoteScreen(Screen[None]):
             self._tell_error(exc)
             return
         shown = render_math(page.markdown)  # here, off the UI thread: ~1 ms a formula
+        images = note_images(page.markdown)
         if worker.is_cancelled:
             return
         # call_from_thread awaits the coroutine; mypy cannot infer its type (Never).
         show_page = cast("Callable[..., Awaitable[None] | None]", self.show_page)
-        self.app.call_from_thread(show_page, page, shown, series, titles, anchor)
+        self.app.call_from_thread(show_page, page, shown, images, series, titles, anchor)
 
     async def show_page(
-        self, page: NotePage, shown: str, series: Series, titles: dict[int, str], anchor: str
+        self,
+        page: NotePage,
+        shown: str,
+        images: list[tuple[str, str]],
+        series: Series,
+        titles: dict[int, str],
+        anchor: str,
     ) -> None:
-        """Show ``page``, whose Markdown is ``shown`` (with its formulas as Unicode)."""
+        """Show ``page``, whose Markdown is ``shown`` (with its formulas as Unicode) and
+        whose images are ``images`` (alt, src)."""
         await self.mounted.wait()
         reloading = self.page is not None and self.page.id == page.id and not anchor
         self.page = page
@@ -269,7 +278,7 @@ class NoteScreen(Screen[None]):
             Option(Content("  " * (level - 1) + one_line(text))) for level, text, _ in page.headings
         )
         self._show_outline()
-        self.links.show_links(page.links)
+        self.links.show_links(page.links, images)
         series_list = self.query_one("#series", ConnectionList)
         self.series_order = [n.id for _, notes in series[:1] for n in notes]
         series_list.show_series(series[0][1] if series else [], page.id)
@@ -331,7 +340,7 @@ class NoteScreen(Screen[None]):
         self.query_one("#related", ConnectionList).show_related(connections.related)
         tabs = self.side
         for pane, count in (
-            ("tab-links", len(self.page.links) if self.page else 0),
+            ("tab-links", len(self.links.links) + len(self.links.images)),
             ("tab-backlinks", len(connections.backlinks)),
             ("tab-mentions", len(connections.mentions)),
             ("tab-related", len(connections.related)),
@@ -374,8 +383,25 @@ class NoteScreen(Screen[None]):
 
     @on(FollowLink)
     def follow(self, message: FollowLink) -> None:
-        if self.page is not None:
+        if self.page is None:
+            return
+        if message.href.startswith(IMAGE_LINK):  # an image's placeholder: open it
+            self.open_image(message.href.removeprefix(IMAGE_LINK))
+        else:
             self.resolve_link(self.page.id, message.href)
+
+    def open_image(self, src: str) -> None:
+        """Open an image of the note with the system's viewer; a remote one is not opened
+        (its URL is copied), a missing file is named."""
+        if self.page is None:
+            return
+        if is_remote(src):
+            self.app.copy_to_clipboard(src)
+            self.notify(strip_controls(f"Remote image (not opened), copied: {src}"), markup=False)
+        elif (file := image_file(self.page.file, src)) is None:
+            self.notify(strip_controls(f"Image not found: {src}"), severity="warning", markup=False)
+        else:
+            self.app.open_file(file)
 
     @work(thread=True, exclusive=True, group="follow")
     def resolve_link(self, note_id: int, href: str) -> None:
@@ -526,12 +552,10 @@ class NoteScreen(Screen[None]):
         scroller.scroll_to(y=max(0, y - scroller.content_region.height // 2), animate=False)
 
     def action_copy_link(self) -> None:
-        links = self.links
-        if links.highlighted is None or not getattr(links, "links", None):
-            return
-        link = links.links[links.highlighted]
-        self.app.copy_to_clipboard(link.url or link.target)
-        self.notify(strip_controls(f"Copied {link.url or link.target}"), markup=False)
+        target = self.links.highlighted_target()
+        if target:
+            self.app.copy_to_clipboard(target)
+            self.notify(strip_controls(f"Copied {target}"), markup=False)
 
     def on_notes_changed(self, _: NotesChanged) -> None:
         if self.page is not None:

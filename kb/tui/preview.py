@@ -11,8 +11,6 @@ lies below the first screen, the blocks from there on.
 from __future__ import annotations
 
 from functools import cache
-from pathlib import PurePosixPath
-from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -101,13 +99,6 @@ def highlighted_words(content: Content, words: list[str]) -> Content:
             content = content.stylize(HIGHLIGHT + " underline", start, start + len(word))
             start = plain.find(word, start + len(word))
     return content
-
-
-def image_label(alt: str, src: str) -> str:
-    """How an image shows in the text: ``🖼 alt (file name)``."""
-    name = PurePosixPath(unquote(src.partition("#")[0].partition("?")[0])).name or src
-    alt = one_line(alt)
-    return f"🖼 {alt} ({name})" if alt and alt != name else f"🖼 {name}"
 
 
 def markdown_lines(markdown: str) -> list[Line]:
@@ -236,9 +227,6 @@ def inline_content(token: Token) -> Content:
             parts.append(Content("\n"))
         elif kind == "code_inline":
             parts.append(Content.styled(child.content, f"{style} $text-warning".strip()))
-        elif kind == "image":
-            label = image_label(child.content, str(child.attrs.get("src", "")))
-            parts.append(Content.styled(label, f"{style} $text-accent".strip()))
         elif kind.endswith("_open"):
             styles.append(INLINE_STYLES.get(kind, ""))
         elif kind.endswith("_close") and styles:
@@ -250,5 +238,5 @@ INLINE_STYLES = {
     "em_open": "italic",
     "strong_open": "bold",
     "s_open": "strike",
-    "link_open": "underline",
+    "link_open": "underline",  # an image's placeholder too (kb.tui.images)
 }

@@ -16,6 +16,7 @@ from textual.widgets.tree import TreeNode
 from kb.connections import Backlink, Mention, Related
 from kb.search import SearchHit
 from kb.text import one_line, strip_controls
+from kb.tui.images import IMAGE_LINK, image_label, image_links
 from kb.tui.messages import FilterByTag, FollowLink, OpenNote
 from kb.views import NoteSummary, PageLink, TagNode
 
@@ -83,9 +84,11 @@ def note_line(title: str, path: str, date: str | None, tags: list[str]) -> Conte
 
 
 def markdown_parser() -> MarkdownIt:
-    """The reader's Markdown parser: Textual's own, plus a rule that makes the parsed text
-    safe, since entities such as ``&#x202e;`` decode to characters only while parsing."""
+    """The reader's Markdown parser: Textual's own, plus a rule that makes each image a
+    titled placeholder (kb.tui.images), and one that makes the parsed text safe, since
+    entities such as ``&#x202e;`` decode to characters only while parsing."""
     parser = MarkdownIt("gfm-like")
+    parser.core.ruler.push("kb_image_links", image_links)
     parser.core.ruler.push("kb_strip_controls", _strip_token_controls)
     return parser
 
@@ -196,8 +199,10 @@ class TagTree(Tree[str]):
 class LinkList(OptionList):
     """The links of the open note, selectable from the keyboard."""
 
-    def show_links(self, links: list[PageLink]) -> None:
+    def show_links(self, links: list[PageLink], images: list[tuple[str, str]]) -> None:
+        """The note's links, then its images (``(alt, src)``: Enter opens one)."""
         self.links = links
+        self.images = images
         self.clear_options()
         for index, link in enumerate(links):
             label = f"{one_line(link.rel)}: " if link.rel else ""
@@ -225,14 +230,34 @@ class LinkList(OptionList):
                     (f"unresolved: {target}  :{link.line}", DIM),
                 )
             self.add_option(Option(line, id=str(index)))
-        if links:
+        for index, (alt, src) in enumerate(images):
+            line = Content.assemble(image_label(alt, src), "\n", (f"image {one_line(src)}", DIM))
+            self.add_option(Option(line, id=f"image-{index}"))
+        if links or images:
             self.highlighted = 0
         else:
             self.add_option(Option(Content(EMPTY_LISTS["links"]), disabled=True))
 
+    def highlighted_target(self) -> str:
+        """The highlighted link's URL or target, or image's source ('' for none)."""
+        if self.highlighted is None or not self.option_count:
+            return ""
+        option_id = self.get_option_at_index(self.highlighted).id or ""
+        if option_id.startswith("image-"):
+            return self.images[int(option_id.removeprefix("image-"))][1]
+        if not option_id:  # the note links to nothing
+            return ""
+        link = self.links[int(option_id)]
+        return link.url or link.target
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        link = self.links[int(event.option.id or 0)]
+        option_id = event.option.id or "0"
+        if option_id.startswith("image-"):
+            src = self.images[int(option_id.removeprefix("image-"))][1]
+            self.post_message(FollowLink(IMAGE_LINK + src))
+            return
+        link = self.links[int(option_id)]
         if link.note_id is not None:
             anchor = link.target.partition("#")[2]
             self.post_message(OpenNote(link.note_id, anchor))
