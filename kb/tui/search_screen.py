@@ -23,8 +23,9 @@ from kb.tui.preview import preview
 from kb.tui.widgets import ResultList, TagChip, TagTree, plural
 from kb.views import NoteSummary
 
-RESULTS = 50
-PREVIEW_DELAY = 0.08  # seconds of no new keystroke before the preview is built
+RESULTS = 30  # as you type: the engine's best 30 (ordered by its relevance tiers)
+RECENT = 50  # the empty search's list of notes
+PREVIEW_DELAY = 0.2  # seconds without a keystroke before the preview is built
 WIDE = 110  # columns from which the preview (and the outline) sit beside the list
 
 # What a search worker hands the screen: hits, the newest notes, or an error to show.
@@ -159,7 +160,7 @@ class SearchScreen(Screen[None]):
             outcome = (
                 kb.search(text, limit=RESULTS, prefix=True)
                 if text
-                else kb.recent(RESULTS, modified=not self.by_date)
+                else kb.recent(RECENT, modified=not self.by_date)
             )
         except StoreError as exc:
             outcome = f"{exc} (ctrl+r re-indexes; a damaged store needs kb ingest --rebuild)"
