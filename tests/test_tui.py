@@ -435,8 +435,10 @@ def screen_lines(app: KbApp, region: Region | None = None) -> list[str]:
 def broken_words(lines: list[str], text: str, width: int) -> list[str]:
     """Latin words of ``text`` that the lines split in two although they fit on a line: a
     line ending in letters that continue at the start of the next one to make the word.
-    Table rows are compared cell by cell, a cell's width being its line. (A word in a run
-    of ASCII wider than its line, such as raw LaTeX, may be split.)"""
+    Table rows are compared cell by cell, a cell's width being its line; the last cell of
+    a table wider than the page is cut by the page's edge (it scrolls sideways), not broken,
+    and is left out. (A word in a run of ASCII wider than its line, such as raw LaTeX, may
+    be split.)"""
     # A word with the closing punctuation that may not start a line is what must fit.
     runs = re.findall(r"[!-~]+[。，、；：！？）」』]?", text)
     broken = []
@@ -447,6 +449,8 @@ def broken_words(lines: list[str], text: str, width: int) -> list[str]:
             if len(cells) == len(next_cells) > 1
             else [(line, after, width)]
         )
+        if len(pairs) > 1 and not line.rstrip().endswith("│"):
+            pairs.pop()  # cut by the page's edge
         for end_of, start_of, room in pairs:
             head = re.search(r"([A-Za-z0-9]+)\s*$", end_of)
             tail = re.match(r"\s*([A-Za-z0-9]+)", start_of)
@@ -938,3 +942,23 @@ async def test_images_show_as_placeholders_and_open_only_on_request(make_kb, mon
         await pilot.press("enter")
         await settle(app, pilot)
         assert launched[1:] == [str(kb.notes_root / "img" / "roofline.png")]
+
+
+@pytest.mark.slow
+async def test_a_table_is_one_widget_and_scrolls_when_wider_than_the_page(make_kb) -> None:
+    kb = make_kb({"gpu.md": MIXED_NOTE})
+    kb.ingest()
+    for width, scrolls in ((40, True), (120, False)):
+        app = make_app(kb, watch=False)
+        async with app.run_test(size=(width, 40)) as pilot:
+            await settle(app, pilot)
+            await open_note(app, pilot, "显存带宽")
+            await read_whole_note(app, pilot)
+            table = app.screen.query_one("Table")
+            assert [type(w).__name__ for w in table.query("*")] == ["TableText"]
+            assert (table.max_scroll_x > 0) is scrolls
+            rows = table.query_one("TableText").content.plain.split("\n")
+            # Every row whole (the page's edge cuts it, not a line break), words kept whole.
+            assert all(row.endswith(("│", "┐", "┤", "┘")) for row in rows)
+            assert any("Registers" in row for row in rows)
+            assert any("FlashAttention" in row for row in rows)

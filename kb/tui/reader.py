@@ -13,16 +13,19 @@ so find-in-note and links work on it as on a paragraph, and the text is never ch
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import NamedTuple
 
 from markdown_it.token import Token
+from rich.cells import cell_len
+from textual.app import ComposeResult
 from textual.content import Content
 from textual.css.styles import RulesMap
 from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions, Visual
-from textual.widgets import Markdown
+from textual.widgets import Markdown, Static
 from textual.widgets._markdown import (
     MarkdownBlock,
     MarkdownBulletList,
@@ -30,12 +33,14 @@ from textual.widgets._markdown import (
     MarkdownListItem,
     MarkdownOrderedList,
     MarkdownParagraph,
+    MarkdownTable,
 )
 
 from kb.tui.widgets import markdown_parser
 from kb.tui.wrapping import divide_line
 
 BULLET_STYLE = "$text-primary"
+BORDER_STYLE = "$primary"
 
 
 class Prefix(NamedTuple):
@@ -185,6 +190,116 @@ def _symbols(block: MarkdownBlock, items: list[MarkdownListItem]) -> list[Conten
     return [Content.styled(number.rjust(size + 1), BULLET_STYLE) for number in numbers]
 
 
+class Table(MarkdownTable):
+    """A table drawn by one widget (Textual's makes one per cell): columns as wide as their
+    text when the page allows, else narrowed down to their longest word, and wider than the
+    page only then, scrolling sideways."""
+
+    DEFAULT_CSS = """
+    Table {
+        height: auto;
+        overflow-x: auto;
+        overflow-y: hidden;
+        scrollbar-size-horizontal: 1;
+    }
+    Table > TableText {
+        width: auto;
+        text-wrap: nowrap;
+    }
+    """
+
+    def compose(self) -> ComposeResult:
+        self._headers, self._rows = self._get_headers_and_rows()
+        yield TableText()
+
+    def on_resize(self) -> None:
+        width = self.content_region.width
+        if width:
+            text = self.query_one(TableText)
+            text.update(table_text(self._headers, self._rows, width), layout=True)
+
+
+class TableText(Static):
+    """The text of a table, box drawing and all (so find-in-note searches it)."""
+
+    async def action_link(self, href: str) -> None:
+        self.post_message(Markdown.LinkClicked(self.query_ancestor(Markdown), href))
+
+
+MIN_COLUMN = 2  # cells: a Chinese character
+MAX_WORD = 24  # cells: a longer word (a URL) may be folded rather than widen its column
+# What kb's line breaker keeps on one line: a number with its unit, a run of printable ASCII,
+# each with the closing punctuation that may not start the next line.
+_WORD = re.compile(r"(?:\d[\d.,]*\s?(?:[A-Za-z/%]+|[\u4e00-\u9fff])|[!-~]+)[。，、；：！？）」』]?")
+
+
+def column_widths(rows: list[list[Content]], room: int) -> list[int]:
+    """Each column's width: as wide as its widest cell if all fit in ``room`` cells (the
+    page less the borders); else at least its longest word, the room left shared out by
+    how much each column wants more; the minimums even if they do not fit (the table then
+    scrolls)."""
+    columns = max((len(row) for row in rows), default=0)
+    cells = [[row[c].plain if c < len(row) else "" for row in rows] for c in range(columns)]
+    natural = [max((cell_len(text) for text in column), default=0) for column in cells]
+    if sum(natural) <= room:
+        return natural
+    least = [
+        min(natural[c], max(MIN_COLUMN, *(min(MAX_WORD, cell_len(w)) for w in _words(column))))
+        for c, column in enumerate(cells)
+    ]
+    spare = room - sum(least)
+    wants = [n - m for n, m in zip(natural, least, strict=True)]
+    if spare <= 0 or not sum(wants):
+        return least
+    return [m + spare * w // sum(wants) for m, w in zip(least, wants, strict=True)]
+
+
+def _words(column: list[str]) -> list[str]:
+    return [word for text in column for word in _WORD.findall(text)] or [""]
+
+
+def table_text(headers: list[Content], rows: list[list[Content]], width: int) -> Content:
+    """A table in box drawing, its cells wrapped (kb's line breaking) to fit ``width`` cells
+    when they can."""
+    body = [headers, *rows] if headers else rows
+    columns = max((len(row) for row in body), default=0)
+    if not columns:
+        return Content()
+    widths = column_widths(body, width - 3 * columns - 1)
+    lines = [_rule("┌", "┬", "┐", widths)]
+    for number, row in enumerate(body):
+        if number:
+            lines.append(_rule("├", "┼", "┤", widths))
+        cells = [row[c] if c < len(row) else Content() for c in range(columns)]
+        if headers and number == 0:
+            cells = [cell.stylize("bold") for cell in cells]
+        wrapped = [_wrap(cell, w) for cell, w in zip(cells, widths, strict=True)]
+        for y in range(max(len(cell) for cell in wrapped)):
+            parts = [
+                cell[y].pad_right(max(0, w - cell[y].cell_length))
+                if y < len(cell)
+                else Content(" " * w)
+                for cell, w in zip(wrapped, widths, strict=True)
+            ]
+            lines.append(_BAR + _INNER.join(parts) + _END)
+    lines.append(_rule("└", "┴", "┘", widths))
+    return Content("\n").join(lines)
+
+
+_BAR = Content.styled("│ ", BORDER_STYLE)
+_INNER = Content.styled(" │ ", BORDER_STYLE)
+_END = Content.styled(" │", BORDER_STYLE)
+
+
+def _rule(left: str, middle: str, right: str, widths: list[int]) -> Content:
+    return Content.styled(left + middle.join("─" * (w + 2) for w in widths) + right, BORDER_STYLE)
+
+
+def _wrap(cell: Content, width: int) -> list[Content]:
+    line = cell.split("\n")[0] if cell.plain else Content()
+    return [row.rstrip() for row in line.divide(divide_line(line.plain, max(width, 1)))]
+
+
 class Reader(Markdown):
     """The note reader's Markdown widget."""
 
@@ -192,6 +307,7 @@ class Reader(Markdown):
         **Markdown.BLOCKS,
         "bullet_list_open": FlatBulletList,
         "ordered_list_open": FlatOrderedList,
+        "table_open": Table,
     }
 
     def _parse_markdown(self, tokens: Iterable[Token]) -> Iterable[MarkdownBlock]:
