@@ -24,6 +24,7 @@ from typing import Any
 
 from common import (
     GOAL_NOTES,
+    SCALE_NOTES,
     WARM_ROUNDS,
     BenchError,
     Run,
@@ -59,7 +60,6 @@ GOAL_ONE_NOTE_LINKS_SECONDS = 1.0
 GOAL_RELATED_P95_SECONDS = 0.050
 GOAL_COLD_LINKS_SECONDS = 0.500
 # Issue 15's goals at 100,000 notes: cold `kb links` and the whole `kb check`.
-SCALE_NOTES = 100_000
 GOAL_SCALE_COLD_LINKS_SECONDS = 0.300
 GOAL_CHECK_SECONDS = 10.0
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from common import (
     GOAL_NOTES,
+    SCALE_NOTES,
     WARM_ROUNDS,
     BenchError,
     Run,
@@ -64,6 +65,8 @@ from generate_corpus import (
 GOAL_INDEX_RATIO = 2.0
 GOAL_COLD_SECONDS = 0.200
 GOAL_WARM_P95_SECONDS = 0.020
+# Issue 15's goals at 100,000 notes: the same cold median and index size, warm p95 50 ms.
+GOAL_SCALE_WARM_P95_SECONDS = 0.050
 
 LIMIT = 20  # the CLI's default -n
 SLOWEST = 5
@@ -534,14 +537,15 @@ def warm_rows(result: SizeResult) -> list[Row]:
         return []
     count = len(seconds)
     p95 = percentile(seconds, 95)
+    goal = GOAL_SCALE_WARM_P95_SECONDS if result.notes >= SCALE_NOTES else GOAL_WARM_P95_SECONDS
     return [
         Row("warm_median", f"warm query, median of {count}", statistics.median(seconds)),
         Row(
             "warm_p95",
             f"warm query, p95 of {count}",
             p95,
-            goal=f"< {GOAL_WARM_P95_SECONDS * 1000:g} ms",
-            passed=p95 < GOAL_WARM_P95_SECONDS,
+            goal=f"< {goal * 1000:g} ms",
+            passed=p95 < goal,
         ),
         Row("warm_max", f"warm query, max of {count}", max(seconds)),
     ]
@@ -597,8 +601,10 @@ def bench_size(args: argparse.Namespace, notes: int) -> SizeResult:
     measure_warm(kb_dir, queries, result)
     result.rows += warm_rows(result)
     check_zero_hits(notes_dir, queries, result)
-    if notes > GOAL_NOTES:
-        for row in result.rows:
+    # Judged at 10,000 notes; at 100,000 only against issue 15's goals.
+    scale_goals = ("index_size", "cold_kb_module", "cold_kb_script", "warm_p95")
+    for row in result.rows:
+        if notes > GOAL_NOTES and not (notes >= SCALE_NOTES and row.key in scale_goals):
             row.passed = None
     return result
 

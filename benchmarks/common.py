@@ -454,9 +454,14 @@ def header_lines(header: str) -> list[str]:
     return [header, "-" * len(header)]
 
 
+SCALE_NOTES = 100_000  # issue 15's goals are set for this size
+
+
 def not_judged(notes: int) -> list[str]:
     if notes <= GOAL_NOTES:
         return []
+    if notes == SCALE_NOTES:
+        return [f"  at {SCALE_NOTES:,} notes only issue 15's goals are judged"]
     return [f"  goals are set for {GOAL_NOTES:,} notes and not judged at this size"]
 
 
