@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from kb.moving import MovePlan
     from kb.naming import NoteRef
     from kb.search import SearchResults
-    from kb.views import NoteChoice, NotePage, NotePreview, NoteSummary, TagNode
+    from kb.views import NoteChoice, NotePage, NoteSummary, TagNode
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -540,13 +540,6 @@ class KnowledgeBase:
         from kb.views import note_choices
 
         return note_choices(self._store)
-
-    @_store_errors
-    def note_preview(self, note_id: int) -> NotePreview | None:
-        """A note's stored plain text; None if the note is no longer in the store."""
-        from kb.views import note_preview
-
-        return note_preview(self._store, note_id)
 
 
 class _Reader:

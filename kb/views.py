@@ -40,16 +40,6 @@ class NoteChoice:
 
 
 @dataclass(frozen=True, slots=True)
-class NotePreview:
-    """A note's stored plain text, cheap to show beside the search results."""
-
-    id: int
-    title: str
-    path: str
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
 class PageLink:
     """One link of a page, as the link list shows it."""
 
@@ -185,11 +175,3 @@ def titles(store: Store, note_ids: Iterable[int]) -> dict[int, str]:
 def note_choices(store: Store) -> list[NoteChoice]:
     """Every note, by path, for choosing one by its title."""
     return [NoteChoice(row.id, clean_line(row.title), row.path) for row in store.notes.listing()]
-
-
-def note_preview(store: Store, note_id: int) -> NotePreview | None:
-    """A note's stored plain text; None if the note is no longer in the store."""
-    row = store.notes.by_id(note_id)
-    if row is None:
-        return None
-    return NotePreview(note_id, clean_line(row.title), row.path, row.text)
