@@ -846,6 +846,8 @@ async def test_lists_are_drawn_by_few_widgets_and_read_as_before(make_kb) -> Non
         await pilot.press("slash", *"nested", "enter")
         await pilot.pause()
         assert str(app.screen.query_one("#find-count", Static).render()).startswith("1/1")
+        lit = document.children[1].render().content  # the match, drawn reversed
+        assert [lit.plain[s.start : s.end] for s in lit.spans if s.style == "reverse"] == ["nested"]
         await pilot.press("escape")
         # A link in a list item is followed by the app, like one in a paragraph.
         flow = document.children[1]
@@ -962,3 +964,20 @@ async def test_a_table_is_one_widget_and_scrolls_when_wider_than_the_page(make_k
             assert all(row.endswith(("│", "┐", "┤", "┘")) for row in rows)
             assert any("Registers" in row for row in rows)
             assert any("FlashAttention" in row for row in rows)
+
+
+@pytest.mark.slow
+async def test_a_window_widened_past_the_threshold_builds_the_preview(make_kb) -> None:
+    kb = make_kb({"cache.md": PREVIEWED_NOTE})
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press(*"redis")
+        await settle(app, pilot)
+        assert not app.screen.query_one("#preview").display  # too narrow: not built
+        assert app.screen.query_one("#preview-body", Static).content == ""
+        await pilot.resize_terminal(120, 30)
+        await settle(app, pilot)
+        box = app.screen.query_one("#preview")
+        assert screen_lines(app, box.content_region)[0].strip() == "缓存笔记"

@@ -132,7 +132,10 @@ class SearchScreen(Screen[None]):
         self.refresh_results()
 
     def on_resize(self) -> None:
-        self.set_class(self.size.width < WIDE, "-narrow")
+        narrow = self.size.width < WIDE
+        if self.has_class("-narrow") and not narrow:
+            self.call_after_refresh(self.show_preview)  # the preview was not built: now it is
+        self.set_class(narrow, "-narrow")
 
     def on_screen_suspend(self) -> None:
         self.workers.cancel_group(self, "preview")  # a note opened: its preview is moot
