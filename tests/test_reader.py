@@ -22,12 +22,17 @@ def cells(*rows: tuple[str, ...]) -> list[list[Content]]:
         ((("一二三四五六", "x"),), 4, [3, 1]),  # Chinese breaks anywhere; spare room given
         ((("约 19 TB/s", "x"),), 4, [7, 1]),  # a number keeps its unit
         ((("（每个 SM）", "x"),), 4, [4, 1]),  # and a word its closing punctuation
-        ((("aaaa bbbb cccc", "dd dd dd dd"),), 16, [9, 6]),  # spare room shared by want
+        ((("aaaa bbbb cccc", "dd dd dd dd"),), 16, [10, 6]),  # spare room shared by want
         ((("x" * 60, "y"),), 10, [24, 1]),  # a very long word may be folded
     ],
 )
 def test_column_widths(rows, room, widths) -> None:
     assert column_widths(cells(*rows), room) == widths
+
+
+def test_the_room_is_used_to_the_last_cell() -> None:
+    rows = cells(("a " * 20, "b " * 20, "c " * 20))
+    assert sum(column_widths(rows, 50)) == 50
 
 
 def test_table_text_draws_every_row_whole() -> None:

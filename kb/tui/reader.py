@@ -251,7 +251,12 @@ def column_widths(rows: list[list[Content]], room: int) -> list[int]:
     wants = [n - m for n, m in zip(natural, least, strict=True)]
     if spare <= 0 or not sum(wants):
         return least
-    return [m + spare * w // sum(wants) for m, w in zip(least, wants, strict=True)]
+    widths = [m + spare * w // sum(wants) for m, w in zip(least, wants, strict=True)]
+    # The cells rounding left over go to the columns that want the most.
+    for c in sorted(range(columns), key=lambda c: natural[c] - widths[c], reverse=True):
+        if sum(widths) < room and widths[c] < natural[c]:
+            widths[c] += 1
+    return widths
 
 
 def _words(column: list[str]) -> list[str]:
