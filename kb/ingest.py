@@ -386,8 +386,9 @@ class Ingester:
             )
             for file in changed
         ]
-        removed = [p for p in gone if stamps[p].note_id]
-        gone_skipped = [p for p in gone if not stamps[p].note_id]
+        # (A path that left the store since it was listed has nothing left to remove.)
+        removed = [p for p in gone if p in stamps and stamps[p].note_id]
+        gone_skipped = [p for p in gone if p in stamps and not stamps[p].note_id]
         with self.store.transaction():
             self.index_is_empty = self.index.prepare()
             if self.streams is not None:
