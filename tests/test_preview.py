@@ -9,7 +9,7 @@ from kb.tui.preview import markdown_lines, preview, window
 
 
 def rows(markdown: str, width: int = 40, words: tuple[str, ...] = ()) -> list[str]:
-    content, _ = preview("T", "t.md", markdown, list(words), width).lay_out(width)
+    content = preview("T", "t.md", markdown, list(words), width).lay_out(width).rows
     return [line.plain.rstrip() for line in content.split("\n", allow_blank=True)][3:]
 
 
@@ -67,7 +67,7 @@ def test_window_keeps_only_the_rows_that_fit() -> None:
 
 
 def test_matched_words_are_highlighted_in_any_case() -> None:
-    content, _ = preview("T", "t.md", "Redis 与 redis，显存", ["REDIS", "显存"], 40).lay_out(40)
+    content = preview("T", "t.md", "Redis 与 redis，显存", ["REDIS", "显存"], 40).lay_out(40).rows
     lit = {
         content.plain[span.start : span.end]
         for span in content.spans

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 from rich.cells import cell_len
-from textual.geometry import Region
+from textual.geometry import Offset, Region
+from textual.selection import Selection
 from textual.widgets import Input, Markdown, OptionList, Static
 from textual.worker import WorkerCancelled
 
@@ -849,8 +850,15 @@ async def test_lists_are_drawn_by_few_widgets_and_read_as_before(make_kb) -> Non
         lit = document.children[1].render().content  # the match, drawn reversed
         assert [lit.plain[s.start : s.end] for s in lit.spans if s.style == "reverse"] == ["nested"]
         await pilot.press("escape")
-        # A link in a list item is followed by the app, like one in a paragraph.
+        # A mouse selection copies the note's text: no bullet, no break where it wrapped.
         flow = document.children[1]
+        rows = flow.render().lay_out(flow.content_region.width).rows.plain.split("\n")
+        y = next(i for i, row in enumerate(rows) if "第一项" in row)
+        selected = Selection(Offset(rows[y].index("第一项"), y), Offset(len(rows[y + 1]), y + 1))
+        assert flow.get_selection(selected) == (LIST_NOTE.splitlines()[4][2:], "\n")
+        everything = flow.get_selection(Selection(None, None))[0]
+        assert "•" not in everything and "Before the lists" in everything
+        # A link in a list item is followed by the app, like one in a paragraph.
         await flow.action_link("other.md")
         await settle(app, pilot)
         assert current_title(app) == "Other"
@@ -891,7 +899,7 @@ async def test_the_preview_is_formatted_with_the_matches_highlighted(make_kb) ->
         assert "层 │ 延迟" in shown and "L1 │ 1 ns" in shown  # the table in columns
         assert "▏ x = 1  # [bold]not markup[/bold]" in shown  # code, as written
         body = app.screen.query_one("#preview-body", Static).render()
-        lit = body.lay_out(box.content_region.width)[0]
+        lit = body.lay_out(box.content_region.width).rows
         words = {lit.plain[s.start : s.end] for s in lit.spans if "underline" in str(s.style)}
         assert "Redis" in words
         # Typing on: the preview follows the highlighted result.

@@ -22,6 +22,7 @@ from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.css.styles import RulesMap
+from textual.selection import Selection
 from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions, Visual
@@ -57,6 +58,20 @@ Line = tuple[Content, Prefix]
 NO_PREFIX = Prefix(Content(), Content())
 
 
+class Layout(NamedTuple):
+    """Lines laid out at a width: the rows, and for each row where its text starts in the
+    lines (an offset into their ``Content``) and how many characters of prefix it has."""
+
+    rows: Content
+    starts: list[int]
+    prefixes: list[int]
+
+    def source_offset(self, x: int, y: int) -> int:
+        """The offset in the lines of the character drawn at ``x`` of row ``y``."""
+        y = max(0, min(y, len(self.starts) - 1))
+        return self.starts[y] + max(0, x - self.prefixes[y])
+
+
 class Hanging(Visual):
     """Lines of text, each wrapped in the width its prefix leaves: a list item's text wraps
     under its own first word, not under the bullet."""
@@ -64,30 +79,33 @@ class Hanging(Visual):
     def __init__(self, content: Content, prefixes: list[Prefix]) -> None:
         self.content = content
         self.prefixes = prefixes
-        self._laid_out: tuple[int, Content, list[int]] | None = None
+        self._laid_out: tuple[int, Layout] | None = None
 
-    def lay_out(self, width: int) -> tuple[Content, list[int]]:
-        """The rows at ``width``, and the offset in ``content`` where each row starts."""
+    def lay_out(self, width: int) -> Layout:
         if self._laid_out is not None and self._laid_out[0] == width:
-            return self._laid_out[1], self._laid_out[2]
+            return self._laid_out[1]
         rows: list[Content] = []
         starts: list[int] = []
+        prefixes: list[int] = []
         offset = 0
         for line, (first, rest, wrap, ellipsis) in zip(self._lines(), self.prefixes, strict=False):
             room = max(1, width - first.cell_length)
             if not wrap:
                 rows.append(first + line.truncate(room, ellipsis=ellipsis))
                 starts.append(offset)
+                prefixes.append(len(first))
                 offset += len(line) + 1
                 continue
             breaks = divide_line(line.plain, room)
             for index, row in enumerate(line.divide(breaks)):
-                rows.append((rest if index else first) + row.rstrip())
+                prefix = rest if index else first
+                rows.append(prefix + row.rstrip())
+                prefixes.append(len(prefix))
             starts += [offset, *(offset + start for start in breaks)]
             offset += len(line) + 1
-        laid_out = Content("\n").join(rows)
-        self._laid_out = (width, laid_out, starts)
-        return laid_out, starts
+        layout = Layout(Content("\n").join(rows), starts, prefixes)
+        self._laid_out = (width, layout)
+        return layout
 
     def _lines(self) -> list[Content]:
         return self.content.split("\n", allow_blank=True)
@@ -95,13 +113,13 @@ class Hanging(Visual):
     def render_strips(
         self, width: int, height: int | None, style: Style, options: RenderOptions
     ) -> list[Strip]:
-        return self.lay_out(width)[0].render_strips(width, height, style, options)
+        return self.lay_out(width).rows.render_strips(width, height, style, options)
 
     def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
         return container_width
 
     def get_height(self, rules: RulesMap, width: int) -> int:
-        return len(self.lay_out(width)[1])
+        return len(self.lay_out(width).starts)
 
 
 class Flow(MarkdownBlock):
@@ -123,10 +141,21 @@ class Flow(MarkdownBlock):
         assert isinstance(content, Content)  # Static.update is given Content only
         return Hanging(content, self.prefixes)
 
+    def _layout(self) -> Layout:
+        return self.render().lay_out(self.content_region.width or 80)
+
     def row_of(self, offset: int) -> int:
         """The row (0 first) that shows the character at ``offset`` of the text."""
-        starts = self.render().lay_out(self.content_region.width or 80)[1]
-        return sum(1 for start in starts[1:] if start <= offset)
+        return sum(1 for start in self._layout().starts[1:] if start <= offset)
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """What a mouse selection copies: the note's text between its ends, without the
+        bullets, and without a line break where a line was only wrapped."""
+        layout = self._layout()
+        text = self.render().content.plain
+        start = 0 if selection.start is None else layout.source_offset(*selection.start)
+        end = len(text) if selection.end is None else layout.source_offset(*selection.end)
+        return text[start:end], "\n"
 
 
 class FlatList(MarkdownList):
