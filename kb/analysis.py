@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
+from kb.engines.plan import MAX_BOOSTS
 from kb.query import And, Field, Node, Not, Or, Query, Word
 from kb.query import Phrase as QueryPhrase
 from kb.stopwords import STOP_WORDS
@@ -101,6 +102,9 @@ class Reading(Value):
     words: tuple[WordReading, ...]
     intact: tuple[Text, ...]  # runs that were split, whole: a note holding one ranks higher
     relaxable: bool  # plain words only: a note may match some of them
+    # The query's Chinese pieces the notes use as dictionary words (None: not looked up).
+    # The others would only add phrases that no note holds to every note's score.
+    boosts: tuple[str, ...] | None = None
 
     def reading_of(self, word: Word) -> WordReading | None:
         for reading in self.words:
@@ -143,7 +147,10 @@ def read_query(
         for word in _content_words(root)
     )
     relaxable = not query.explicit and _plain_words_only(root)
-    return Reading(read, words, tuple(intact), relaxable)
+    pieces = query.dictionary_pieces(MAX_BOOSTS)
+    known = lexicon.known(pieces)
+    boosts = tuple(p for p in pieces if p in known)
+    return Reading(read, words, tuple(intact), relaxable, boosts)
 
 
 # -- splitting words ------------------------------------------------------------------
@@ -171,7 +178,6 @@ def _join_glossary_phrases(node: Node, glossary: Glossary) -> Node:
             joined.append(children[index])
             index += 1
     return joined[0] if len(joined) == 1 else And(tuple(joined))
-
 
 
 def _split_words(node: Node, lexicon: Lexicon, intact: list[Text], drop: bool) -> Node | None:

@@ -176,7 +176,11 @@ def plan_query(query: Query, reading: Reading | None = None) -> QueryPlan:
         root=read.root,
         required=text_plan(read.root, expanded),
         ranking=tuple(t for t in ranking if t is not None),
-        boosts=tuple(query.dictionary_pieces(MAX_BOOSTS)),
+        boosts=(
+            reading.boosts
+            if reading is not None and reading.boosts is not None
+            else tuple(query.dictionary_pieces(MAX_BOOSTS))
+        ),
         title_key=query.title_key(),
         expanded=tuple(expanded.items()),
     )
