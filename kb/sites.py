@@ -124,8 +124,8 @@ def markdown_folders(folder: Path, limit: int = _MARKDOWN_LIMIT) -> dict[str, in
 # the notes merely cite, www.apache.org: 1 of 70).
 HOST_MIN_PAGES = 3
 HOST_MIN_SHARE = 0.5
-_HOSTS_AT_MOST_FILES = 20_000  # past this kb init leaves the hosts to kb.yaml
-_HOST_HEAD_CHARS = 4_000  # the front matter and a first heading: all a page's URL needs
+_HOSTS_AT_MOST_FILES = 10_000  # past this (~6 s of reading) kb init leaves the hosts to you
+_HOST_HEAD_CHARS = 200  # of the body after the front matter: a first heading, for a title
 _ABSOLUTE_URL = re.compile(r"https?://[^\s<>()\[\]\"'`]+", re.IGNORECASE)
 
 
@@ -138,6 +138,7 @@ def inferred_site_hosts(folder: Path, exclude: Iterable[str] = ()) -> tuple[str,
 
     from kb.links import site_path
     from kb.parse.decode import decode_note
+    from kb.parse.frontmatter import split_front_matter
     from kb.parse.note import parse_note
 
     site = read_site(folder)
@@ -163,7 +164,9 @@ def inferred_site_hosts(folder: Path, exclude: Iterable[str] = ()) -> tuple[str,
                 text = decode_note(file.read_bytes()).text
             except (OSError, ValueError):
                 continue
-            parsed = parse_note(file.relative_to(site.content).as_posix(), text[:_HOST_HEAD_CHARS])
+            front = split_front_matter(text)
+            head = text[: len(text) - len(front.body)] + front.body[:_HOST_HEAD_CHARS]
+            parsed = parse_note(file.relative_to(site.content).as_posix(), head)
             for url in (*site.urls(file, parsed), *parsed.url_aliases):
                 pages.add(site_path(url))
             for url in _ABSOLUTE_URL.findall(text):
