@@ -2,10 +2,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from kb.knowledge_base import KnowledgeBase
+
+if TYPE_CHECKING:
+    from click.testing import Result
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_NOTES = REPO / "notes"
@@ -69,3 +73,12 @@ def write_notes(root: Path, notes: NoteFiles) -> None:
             path.write_bytes(content)
         else:
             path.write_text(content, encoding="utf-8")
+
+
+def run_cli(kb: KnowledgeBase, *args: str) -> Result:
+    """``kb --kb HOME ARGS...`` as a user types it, in this process."""
+    from click.testing import CliRunner
+
+    from kb.cli import cli
+
+    return CliRunner().invoke(cli, ["--kb", str(kb.home), *args])

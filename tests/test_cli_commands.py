@@ -17,6 +17,7 @@ from kb.cli import cli
 from kb.cli_notes import SORT_CHOICES
 from kb.knowledge_base import KnowledgeBase
 from kb.listing import SORT_KEYS, format_note
+from tests.conftest import run_cli as run
 
 NOTES = {
     "eng/redis.md": (
@@ -40,10 +41,6 @@ def kb(make_kb) -> KnowledgeBase:
     kb = make_kb(NOTES)
     kb.ingest()
     return kb
-
-
-def run(kb: KnowledgeBase, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--kb", str(kb.home), *args])
 
 
 def lines(result: Result) -> list[str]:

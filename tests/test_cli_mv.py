@@ -4,12 +4,11 @@ was written kept), all files or none, then ingest."""
 from __future__ import annotations
 
 import pytest
-from click.testing import CliRunner, Result
 
 from kb import moving
-from kb.cli import cli
 from kb.knowledge_base import KnowledgeBase
 from kb.moving import LinkAt, LinkEdit, plan_link_edits, rewrite_line
+from tests.conftest import run_cli as run
 
 OLD, NEW = "eng/redis.md", "db/redis-notes.md"
 
@@ -104,10 +103,6 @@ def kb(make_kb) -> KnowledgeBase:
     kb = make_kb(NOTES)
     kb.ingest()
     return kb
-
-
-def run(kb: KnowledgeBase, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--kb", str(kb.home), *args])
 
 
 def test_dry_run_lists_each_change_and_changes_nothing(kb, monkeypatch) -> None:

@@ -7,14 +7,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
 
-from kb.cli import cli
-from kb.knowledge_base import KnowledgeBase
-
-
-def run(kb: KnowledgeBase, *args: str) -> Result:
-    return CliRunner().invoke(cli, ["--kb", str(kb.home), *args])
+from tests.conftest import run_cli as run
 
 
 @pytest.fixture
