@@ -189,19 +189,20 @@ async def test_walk_a_series(sample) -> None:
         assert current_title(app) == order[here - 1]
 
 
-def stand_in_editor(tmp_path: Path, text: str) -> str:
+def use_stand_in_editor(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, text: str) -> None:
+    """$EDITOR becomes a script that appends ``text`` to the file it is given."""
     script = tmp_path / "editor.py"
     script.write_text(
         f"import sys\nwith open(sys.argv[1], 'a', encoding='utf-8') as f:\n    f.write({text!r})\n",
         encoding="utf-8",
     )
-    return f"{sys.executable} {script}"
+    monkeypatch.setenv("EDITOR", f"{sys.executable} {script}")
+    monkeypatch.delenv("VISUAL", raising=False)
 
 
 @pytest.mark.slow
 async def test_edit_with_an_editor_then_see_the_change(sample, tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("EDITOR", stand_in_editor(tmp_path, "\n新加的一段：拓扑排序\n"))
-    monkeypatch.delenv("VISUAL", raising=False)
+    use_stand_in_editor(monkeypatch, tmp_path, "\n新加的一段：拓扑排序\n")
     app = make_app(sample, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -216,8 +217,7 @@ async def test_edit_with_an_editor_then_see_the_change(sample, tmp_path, monkeyp
 
 @pytest.mark.slow
 async def test_create_a_note_and_find_it(sample, tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("EDITOR", stand_in_editor(tmp_path, "正文里写点 Bazel 缓存。\n"))
-    monkeypatch.delenv("VISUAL", raising=False)
+    use_stand_in_editor(monkeypatch, tmp_path, "正文里写点 Bazel 缓存。\n")
     app = make_app(sample, watch=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(app, pilot)
@@ -601,8 +601,7 @@ async def test_compact_results_and_the_order_of_the_empty_search(sample) -> None
 
 @pytest.mark.slow
 async def test_edit_the_highlighted_result_from_the_list(sample, tmp_path, monkeypatch) -> None:
-    monkeypatch.setenv("EDITOR", stand_in_editor(tmp_path, "\n列表里直接改：quokka\n"))
-    monkeypatch.delenv("VISUAL", raising=False)
+    use_stand_in_editor(monkeypatch, tmp_path, "\n列表里直接改：quokka\n")
     app = make_app(sample, watch=False)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
