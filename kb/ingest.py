@@ -29,6 +29,7 @@ from kb.scan import (
     SCAN_PROBLEM_KINDS,
     NoteFile,
     ScanResult,
+    collector_paused,
     file_kind,
     is_note_name,
     note_path,
@@ -359,19 +360,20 @@ class Ingester:
             rebuild = True
         scanned = ScanResult()
         stored: dict[str, StatStamp] = {}
-        for scope in scopes:
-            found = scan_root(scope.root, self.config, scope.start)
-            scanned.files.update(found.files)
-            scanned.problems.update(found.problems)
-            scanned.unreadable.extend(found.unreadable)
-            if not rebuild:
-                stored.update(self._stamps_in(scope))
-            self._refuse_to_empty(scope, found, explicit_rebuild)
-        if scanned.unreadable:
-            # Notes in a folder that cannot be read now are neither removed nor touched.
-            unreadable = tuple(scanned.unreadable)
-            stored = {p: s for p, s in stored.items() if not p.startswith(unreadable)}
-        changed = self._changed(scanned, stored)
+        with collector_paused():
+            for scope in scopes:
+                found = scan_root(scope.root, self.config, scope.start)
+                scanned.files.update(found.files)
+                scanned.problems.update(found.problems)
+                scanned.unreadable.extend(found.unreadable)
+                if not rebuild:
+                    stored.update(self._stamps_in(scope))
+                self._refuse_to_empty(scope, found, explicit_rebuild)
+            if scanned.unreadable:
+                # Notes in a folder that cannot be read now are neither removed nor touched.
+                unreadable = tuple(scanned.unreadable)
+                stored = {p: s for p, s in stored.items() if not p.startswith(unreadable)}
+            changed = self._changed(scanned, stored)
         gone = [p for p in stored if p not in scanned.files]
         # Ids and hashes only of stored files that changed or went: most notes are
         # compared by a stat, and new files have none. (A rebuild empties the store.)
@@ -406,7 +408,7 @@ class Ingester:
             self._remove(gone_skipped)
             for scope in scopes:  # folder problems found last time may be gone now
                 self.store.problems.clear(scope.prefix, SCAN_PROBLEM_KINDS)
-            for path, problems in scanned.problems.items():
+            for path, problems in sorted(scanned.problems.items()):
                 self.store.problems.replace(path, problems)
                 self._warn(path, problems)
             if self.index_is_empty and not rebuild:

@@ -329,6 +329,22 @@ def test_directory_symlink_loop_terminates_without_duplicates(make_kb, tmp_path:
     assert [row.path for row in kb._store.notes.listing()] == ["a/note.md"]
 
 
+def test_a_file_with_several_names_is_one_note(make_kb, tmp_path: Path) -> None:
+    """Hard links and a symlink to a note inside the root: one note, at the first name."""
+    kb = make_kb({"b/note.md": "# n\n", "other.md": "# o\n"})
+    notes = tmp_path / "notes"
+    os.link(notes / "b/note.md", notes / "z-copy.md")
+    os.link(notes / "b/note.md", notes / "a-copy.md")
+    (notes / "c-link.md").symlink_to(notes / "other.md")
+    (notes / "d-link.md").symlink_to(notes / "z-copy.md")
+    assert kb.ingest().added == 2
+    assert sorted(row.path for row in kb._store.notes.listing()) == ["a-copy.md", "other.md"]
+    # Once the first name goes, the file is the note at the next.
+    (notes / "a-copy.md").unlink()
+    kb.ingest()
+    assert sorted(row.path for row in kb._store.notes.listing()) == ["b/note.md", "other.md"]
+
+
 def test_symlink_outside_the_root_is_not_followed(make_kb, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()

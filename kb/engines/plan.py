@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.documents import FIELDS, SearchDocument
@@ -43,13 +44,27 @@ def query_signature() -> str:
 
 def tokenizer_signature() -> str:
     """What the index's tokens depend on, the segmenter's dictionary (rjieba) included."""
+    return f"{query_signature()}; rjieba {_installed_version('rjieba')}"
+
+
+def _installed_version(package: str) -> str:
+    """A package's installed version, read from the .dist-info folder beside it: every
+    ingest asks, and importlib.metadata takes ~60 ms to load and search sys.path."""
+    from importlib.util import find_spec
+
+    spec = find_spec(package)
+    if spec is None or spec.origin is None:
+        return "?"
+    folder = Path(spec.origin).parent.parent
+    found = sorted(folder.glob(f"{package}-*.dist-info"))
+    if len(found) == 1:
+        return found[0].name[len(package) + 1 : -len(".dist-info")]
     from importlib.metadata import PackageNotFoundError, version
 
     try:
-        jieba = version("rjieba")
+        return version(package)
     except PackageNotFoundError:
-        jieba = "?"
-    return f"{query_signature()}; rjieba {jieba}"
+        return "?"
 
 
 def document_streams(document: SearchDocument) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ import sqlite3
 from kb.errors import StoreError
 from kb.store.connection import transaction
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 TERM_KINDS = ("tags", "series", "categories")
 
 # tags, series and categories: one table of names each, and a link table in which each note
@@ -48,6 +48,8 @@ CREATE TABLE notes (
 CREATE INDEX notes_generation ON notes(generation);
 CREATE INDEX notes_date ON notes(date);
 CREATE INDEX notes_title ON notes(lower(title));
+-- Covers what a re-ingest compares: every stamp, without reading the rows of notes.
+CREATE INDEX notes_stamp ON notes(path, size, mtime_ns);
 CREATE TABLE note_texts (              -- apart from notes, so scans of notes stay small
     note_id INTEGER PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
     text_z BLOB NOT NULL,               -- plain text, zlib-compressed (see pack_text)
@@ -132,6 +134,7 @@ MIGRATIONS: dict[int, str] = {
     2: _RESET,
     3: _RESET,
     4: "CREATE INDEX links_missing_file ON links(id) WHERE status = 'missing-file'",
+    5: "CREATE INDEX notes_stamp ON notes(path, size, mtime_ns)",
 }
 
 
