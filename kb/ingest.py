@@ -363,18 +363,22 @@ class Ingester:
         with collector_paused():
             for scope in scopes:
                 found = scan_root(scope.root, self.config, scope.start)
-                scanned.files.update(found.files)
-                scanned.problems.update(found.problems)
-                scanned.unreadable.extend(found.unreadable)
+                if len(scopes) == 1:
+                    scanned = found  # not copied: 100,000 entries take 50 ms
+                else:
+                    scanned.files.update(found.files)
+                    scanned.problems.update(found.problems)
+                    scanned.unreadable.extend(found.unreadable)
                 if not rebuild:
-                    stored.update(self._stamps_in(scope))
+                    in_scope = self._stamps_in(scope)
+                    stored = stored | in_scope if stored else in_scope
                 self._refuse_to_empty(scope, found, explicit_rebuild)
             if scanned.unreadable:
                 # Notes in a folder that cannot be read now are neither removed nor touched.
                 unreadable = tuple(scanned.unreadable)
                 stored = {p: s for p, s in stored.items() if not p.startswith(unreadable)}
             changed = self._changed(scanned, stored)
-        gone = [p for p in stored if p not in scanned.files]
+        gone = sorted(stored.keys() - scanned.files.keys())
         # Ids and hashes only of stored files that changed or went: most notes are
         # compared by a stat, and new files have none. (A rebuild empties the store.)
         were_stored = [f.path for f in changed if f.path in stored]
@@ -512,7 +516,7 @@ class Ingester:
         for note_id, record in zip(ids, batch, strict=True):
             streams = record.streams or _streams(record.parsed, record.rel)
             self.index.add(note_id, streams)
-            self.store.vocabulary.add(vocabulary_words(streams))
+            self.store.vocabulary.add(vocabulary_words(streams, self.store.vocabulary.written))
             if self.streams is not None:
                 self.streams[note_id] = streams
         return ids
@@ -627,14 +631,15 @@ class Ingester:
         for note_id, document in self.store.notes.search_documents(missing):
             streams = document_streams(document)
             self.index.add(note_id, streams)
-            self.store.vocabulary.add(vocabulary_words(streams))
+            self.store.vocabulary.add(vocabulary_words(streams, self.store.vocabulary.written))
 
     def _vocabulary_from_store(self) -> None:
         """Fill a new vocabulary (a store from before it existed) from the stored notes."""
         from kb.engines.plan import document_streams
 
         for _, document in self.store.notes.search_documents(self.store.notes.all_ids()):
-            self.store.vocabulary.add(vocabulary_words(document_streams(document)))
+            vocabulary = self.store.vocabulary
+            vocabulary.add(vocabulary_words(document_streams(document), vocabulary.written))
 
     def _apply(
         self, jobs: list[LoadJob], stamps: dict[str, FileStamp], removed: list[str]

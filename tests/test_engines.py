@@ -69,3 +69,39 @@ def test_every_stream_of_the_layout_is_filled() -> None:
     assert by_name["title"] == "flashattention"
     assert by_name["title_x"] == "flash attention"
     assert by_name["headings"] == "显存 存带 带宽"
+
+
+@pytest.mark.parametrize(
+    ("title", "body", "known", "expected"),
+    [
+        # Latin words and identifier parts; numbers are not words.
+        (
+            "",
+            "FlatParameter use_orig_params 1024",
+            (),
+            {
+                "flatparameter",
+                "flat",
+                "parameter",
+                "use_orig_params",
+                "use",
+                "orig",
+                "params",
+            },
+        ),
+        # Chinese dictionary words come from the side streams, never the main bigrams.
+        ("显存带宽", "", (), {"显存", "带宽"}),
+        # Words written already are left out; the rest are still found.
+        ("显存带宽 Roofline", "", ("显存", "roofline"), {"带宽"}),
+        # A token longer than any word (a hash, a base64 run) is not one.
+        ("", "a" * 41 + " ok", (), {"ok"}),
+    ],
+)
+def test_vocabulary_words(title: str, body: str, known: tuple[str, ...], expected: set) -> None:
+    from kb.documents import SearchDocument
+    from kb.engines.plan import vocabulary_words
+
+    streams = document_streams(SearchDocument(title, "", "", body, ""))
+    found = vocabulary_words(streams, frozenset(known))
+    assert {word for word, _ in found} == expected
+    assert all(script == ("cjk" if word[0] >= "\u3040" else "latin") for word, script in found)

@@ -65,7 +65,8 @@ class Fts5Writer:
     def _set_meta(self, key: str, value: str) -> None:
         self.conn.execute(
             "INSERT INTO meta(key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value "
+            "WHERE value IS NOT excluded.value",  # a no-op ingest writes nothing
             (key, value),
         )
 

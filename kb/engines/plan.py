@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -77,29 +78,42 @@ def document_streams(document: SearchDocument) -> tuple[str, ...]:
     return tuple(streams)
 
 
-def vocabulary_words(streams: tuple[str, ...]) -> set[tuple[str, str]]:
+def vocabulary_words(
+    streams: tuple[str, ...], known: AbstractSet[str] = frozenset()
+) -> set[tuple[str, str]]:
     """The words of a document for the store's vocabulary, as (word, script): Latin
     tokens and identifier parts with a letter in them, and Chinese dictionary words
-    (side streams only: the main streams' Chinese tokens are bigrams, not words)."""
-    words: set[tuple[str, str]] = set()
+    (side streams only: the main streams' Chinese tokens are bigrams, not words).
+    Words in ``known`` are left out (ingest passes those written already: after the
+    first notes most of a note's words are, and set arithmetic skips them in C)."""
+    main: set[str] = set()
+    side: set[str] = set()
     for name, stream in zip(STREAMS, streams, strict=True):
-        side = name.endswith("_x")
-        for token in set(stream.split()):
-            if len(token) > _MAX_WORD:
-                continue
-            if _is_cjk(token[0]):
-                if side and len(token) > 1:
+        (side if name.endswith("_x") else main).update(stream.split())
+    side -= known
+    main -= known
+    main -= side  # a side token's words include whatever it would give as a main one
+    words: set[tuple[str, str]] = set()
+    for token in side:
+        if len(token) <= _MAX_WORD:
+            if _starts_cjk(token):
+                if len(token) > 1:
                     words.add((token, "cjk"))
             elif any(ch.isalpha() for ch in token):
                 words.add((token, "latin"))
+    for token in main:
+        latin = len(token) <= _MAX_WORD and not _starts_cjk(token)
+        if latin and any(ch.isalpha() for ch in token):
+            words.add((token, "latin"))
     return words
 
 
+def _starts_cjk(token: str) -> bool:
+    # Every CJK_CHAR range starts at U+3040 or later: most tokens need no regex.
+    return token[0] >= "\u3040" and _CJK.match(token) is not None
+
+
 _MAX_WORD = 40
-
-
-def _is_cjk(char: str) -> bool:
-    return _CJK.match(char) is not None
 
 
 _CJK = re.compile(f"[{CJK_CHAR}]")

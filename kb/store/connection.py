@@ -161,6 +161,8 @@ class MetaDao:
     def set(self, key: str, value: str) -> None:
         self.conn.execute(
             "INSERT INTO meta(key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            # The same value is not written again: a no-op ingest then commits nothing.
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value "
+            "WHERE value IS NOT excluded.value",
             (key, value),
         )

@@ -6,6 +6,7 @@ import json
 import sqlite3
 import zlib
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from kb.documents import SearchDocument, described, search_document
@@ -308,18 +309,15 @@ class NoteDao:
         where, params = ("path = ?", (prefix,)) if exact else (
             "substr(path, 1, ?) = ?", (len(prefix), prefix)
         )  # fmt: skip
-        stamps = {
-            row[0]: row
-            for row in self.conn.execute(
-                f"SELECT path, size, mtime_ns, 0 FROM skipped_files WHERE {where}", params
-            )
-        }
-        stamps.update(
-            (row[0], row)
-            for row in self.conn.execute(
-                f"SELECT path, size, mtime_ns, 1 FROM notes WHERE {where}", params
-            )
-        )  # a note wins over a skipped file of the same path
+        skipped = self.conn.execute(
+            f"SELECT path, size, mtime_ns, 0 FROM skipped_files WHERE {where}", params
+        ).fetchall()
+        notes = self.conn.execute(
+            f"SELECT path, size, mtime_ns, 1 FROM notes WHERE {where}", params
+        ).fetchall()
+        # Keyed in C (map, zip): a generator here took 0.17 s for 100,000 notes.
+        stamps = dict(zip(map(itemgetter(0), skipped), skipped, strict=True))
+        stamps.update(zip(map(itemgetter(0), notes), notes, strict=True))  # a note wins
         return stamps
 
     def file_stamps(self, paths: Iterable[str]) -> dict[str, FileStamp]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 from functools import cache
 from typing import Any
 
@@ -48,6 +49,11 @@ class VocabularyDao:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self._seen: set[str] = set()  # words written in this run: skip them cheaply
+
+    @property
+    def written(self) -> AbstractSet[str]:
+        """The words this run has written (callers skip them before building pairs)."""
+        return self._seen
 
     # -- writing (ingest, in the store's transaction) -------------------------------
 
