@@ -11,6 +11,8 @@ the same UI measurements of kb as committed at REV (its kb/ unpacked under --wor
 each figure then also given as a ratio to REV's.
 
 - first screen: process start until the result list shows the newest notes;
+- command palette: ctrl+p once the first screen's work is done, until the palette is up;
+  then `redis` typed into it, each key until the palette has gathered its hits;
 - keystroke to results: type each query one key at a time (Chinese and English), and time
   from each key press until the results for exactly that text are on screen; median, p95;
 - long note: open the ~30 KB `long/long-note-30k.md` and time until its first part is on
@@ -40,6 +42,7 @@ from common import (
 
 GOAL_FIRST_SCREEN = 1.5
 GOAL_KEYSTROKE_P95 = 0.100
+GOAL_PALETTE_OPEN = 0.300
 GOAL_LONG_NOTE = 0.300
 GOAL_LONG_NOTE_ALL = 1.0
 QUERIES = [
@@ -56,6 +59,7 @@ QUERIES = [
 ]
 
 CHILD = r"""
+PALETTE_QUERY = "redis"
 import time
 started = time.perf_counter()
 import asyncio, json, sys
@@ -96,6 +100,31 @@ async def main():
                 if results.option_count:
                     break
         out["first_screen"] = time.perf_counter() - started
+        # The command palette: opened once the first screen's work is done, then a title
+        # typed into it; each key until the palette has gathered its hits.
+        from textual.command import CommandPalette
+        await idle(app)
+        await pilot.pause()
+        opened = time.perf_counter()
+        await pilot.press("ctrl+p")
+        while not isinstance(app.screen, CommandPalette):
+            await asyncio.sleep(0.002)
+        out["palette_open"] = time.perf_counter() - opened
+        palette_keys = []
+        for key in PALETTE_QUERY:
+            pressed = time.perf_counter()
+            await pilot.press(key)
+            await asyncio.sleep(0.01)  # the palette starts gathering on the next tick
+            while any(
+                w.group == CommandPalette._GATHER_COMMANDS_GROUP and w.is_running
+                for w in app.workers
+            ):
+                await asyncio.sleep(0.002)
+            palette_keys.append(time.perf_counter() - pressed)
+        out["palette_keys"] = palette_keys
+        await pilot.press("escape")
+        while isinstance(app.screen, CommandPalette):
+            await asyncio.sleep(0.002)
         latencies = []
         for query in queries:
             app.screen.query_one("#query").value = ""
@@ -187,6 +216,9 @@ def summary(runs: list[dict]) -> dict:
         "keystroke_max": max(keystrokes),
         "keystrokes": len(keystrokes),
         "slowest": slowest,
+        "palette_open": statistics.median(r["palette_open"] for r in runs),
+        "palette_key_median": statistics.median(k for r in runs for k in r["palette_keys"]),
+        "palette_key_max": max(k for r in runs for k in r["palette_keys"]),
         "long_first": statistics.median(r["long_first"] for r in runs),
         "long_all": statistics.median(r["long_all"] for r in runs),
     }
@@ -217,6 +249,9 @@ def table(result: dict) -> str:
             result["import_textual"],
             GOAL_FIRST_SCREEN,
         ),
+        row("command palette open", "palette_open", goal=GOAL_PALETTE_OPEN),
+        row("palette: a key to its hits, median", "palette_key_median"),
+        row("palette: a key to its hits, max", "palette_key_max"),
         row(f"keystroke to results, median of {result['keystrokes']}", "keystroke_median"),
         row("keystroke to results, p95", "keystroke_p95", goal=GOAL_KEYSTROKE_P95),
         row("keystroke to results, max", "keystroke_max"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from kb.browse import display_markdown, external_url
 from kb.errors import KbError
@@ -30,9 +30,8 @@ class NoteSummary:
     summary: str
 
 
-@dataclass(frozen=True, slots=True)
-class NoteChoice:
-    """A note as the command palette lists it."""
+class NoteChoice(NamedTuple):
+    """A note as the command palette lists it (a NamedTuple: the app makes 100,000)."""
 
     id: int
     title: str
@@ -174,4 +173,4 @@ def titles(store: Store, note_ids: Iterable[int]) -> dict[int, str]:
 
 def note_choices(store: Store) -> list[NoteChoice]:
     """Every note, by path, for choosing one by its title."""
-    return [NoteChoice(row.id, clean_line(row.title), row.path) for row in store.notes.listing()]
+    return [NoteChoice(row.id, clean_line(row.title), row.path) for row in store.notes.choices()]

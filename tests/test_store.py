@@ -368,3 +368,26 @@ def test_a_store_started_over_gets_todays_schema_in_one_step(tmp_path: Path, old
     assert store.version == schema.SCHEMA_VERSION
     assert store.notes.count() == 0
     store.close()
+
+
+def test_a_version_4_store_keeps_its_notes_and_gains_the_order_indexes(
+    make_kb, tmp_path: Path
+) -> None:
+    """Schema 5 adds indexes for the newest and the last changed notes: the notes stay."""
+    kb = make_kb({"a.md": "---\ndate: 2024-01-02\n---\n# A\n", "b.md": "# B\n"})
+    kb.ingest()
+    path = kb.config.store_path
+    old = sqlite3.connect(path)
+    old.executescript(
+        "DROP INDEX notes_changed; DROP INDEX notes_date;"
+        "CREATE INDEX notes_date ON notes(date); PRAGMA user_version = 4;"
+    )
+    old.close()
+    store = Store.open(path)
+    assert store.version == 5
+    assert [row.path for row in store.notes.recent(5)] == ["a.md", "b.md"]  # undated last
+    plan = store.conn.execute(
+        "EXPLAIN QUERY PLAN SELECT id FROM notes ORDER BY mtime_ns DESC, path LIMIT 5"
+    ).fetchall()
+    assert "notes_changed" in str(plan)
+    store.close()

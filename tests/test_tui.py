@@ -310,6 +310,35 @@ async def test_command_palette_opens_a_note_by_title(sample) -> None:
         assert current_title(app) == "Redis 学习笔记"
 
 
+@pytest.mark.parametrize(
+    ("query", "keep", "expected"),
+    [
+        # Every text holding the letters in order, the ones holding the query whole first
+        # (where it starts earliest, then shortest), then the rest, shortest first.
+        (
+            "redis",
+            10,
+            ["redis 学习笔记", "redis-cluster", "my redis", "r e d i s x", "rxexdxixs yy"],
+        ),
+        (
+            "REDIS",
+            10,
+            ["redis 学习笔记", "redis-cluster", "my redis", "r e d i s x", "rxexdxixs yy"],
+        ),
+        # Capped: the whole matches are kept before the scattered ones.
+        ("redis", 2, ["redis 学习笔记", "redis-cluster"]),
+        ("学习", 10, ["redis 学习笔记"]),
+        ("", 10, []),
+        ("zz", 10, []),
+    ],
+)
+def test_palette_candidates(query: str, keep: int, expected: list[str]) -> None:
+    from kb.tui.commands import fuzzy_candidates
+
+    folded = ["rxexdxixs yy", "redis-cluster", "my redis", "redis 学习笔记", "r e d i s x", "sider"]
+    assert [folded[i] for i in fuzzy_candidates(folded, query, keep)] == expected
+
+
 def help_text(app: KbApp) -> str:
     return str(app.screen.query_one("#help-text", Static).render())
 

@@ -36,6 +36,7 @@ from kb.store.problems import ProblemDao
 from kb.store.rows import (
     AliasRow,
     BacklinkRow,
+    ChoiceRow,
     CoLinked,
     FileStamp,
     GraphEdgeRow,
@@ -62,6 +63,7 @@ __all__ = [
     "TERM_KINDS",
     "AliasRow",
     "BacklinkRow",
+    "ChoiceRow",
     "CoLinked",
     "FileStamp",
     "GraphEdgeRow",

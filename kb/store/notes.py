@@ -17,6 +17,7 @@ from kb.store.connection import id_table
 from kb.store.problems import ProblemDao
 from kb.store.rows import (
     AliasRow,
+    ChoiceRow,
     FileStamp,
     HeadingRow,
     ListedRow,
@@ -109,6 +110,12 @@ class NoteDao:
             )
         ]
 
+    def choices(self) -> list[ChoiceRow]:
+        """Every note's id, title and path, by path (the rows made in C: the app lists
+        100,000 of them in its command palette)."""
+        rows = self.conn.execute("SELECT id, title, path FROM notes ORDER BY path")
+        return list(map(ChoiceRow._make, rows))
+
     def listed(self, order: str = "path", limit: int = -1) -> list[ListedRow]:
         """Notes with what ``kb list`` filters and sorts on, in ``order`` (a key of
         ``LIST_ORDERS``), at most ``limit`` of them (-1: all)."""
@@ -140,7 +147,9 @@ class NoteDao:
     def recent(self, limit: int, modified: bool = False) -> list[RecentRow]:
         """Newest first by front-matter date (notes without a date last), or with
         ``modified`` by file time, for an empty search box."""
-        order = "mtime_ns DESC, path" if modified else "date IS NULL, date DESC, path"
+        # Both orders are an index's (notes_changed, notes_date): no sort of every note.
+        # (SQLite sorts NULL below every date, so DESC leaves notes without one last.)
+        order = "mtime_ns DESC, path" if modified else "date DESC, path"
         return [
             RecentRow(*row)
             for row in self.conn.execute(

@@ -91,6 +91,14 @@ class NoteText(NamedTuple):
     code: str
 
 
+class ChoiceRow(NamedTuple):
+    """A note as one is chosen by name: id, title and path."""
+
+    id: int
+    title: str
+    path: str
+
+
 class NoteListRow(NamedTuple):
     """A note in a listing (all notes, a series)."""
 

@@ -46,10 +46,11 @@ CREATE TABLE notes (
     generation INTEGER NOT NULL         -- store generation that last changed this note
 );
 CREATE INDEX notes_generation ON notes(generation);
-CREATE INDEX notes_date ON notes(date);
+CREATE INDEX notes_date ON notes(date DESC, path);  -- the newest notes, and date filters
 CREATE INDEX notes_title ON notes(lower(title));
--- Covers what a re-ingest compares: every stamp, without reading the rows of notes.
-CREATE INDEX notes_stamp ON notes(path, size, mtime_ns);
+-- The files changed last (the app's first screen) and, covering, every stamp a re-ingest
+-- compares, neither reading the rows of notes.
+CREATE INDEX notes_changed ON notes(mtime_ns DESC, path, size);
 CREATE TABLE note_texts (              -- apart from notes, so scans of notes stay small
     note_id INTEGER PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
     text_z BLOB NOT NULL,               -- plain text, zlib-compressed (see pack_text)
@@ -134,7 +135,11 @@ MIGRATIONS: dict[int, str] = {
     2: _RESET,
     3: _RESET,
     4: "CREATE INDEX links_missing_file ON links(id) WHERE status = 'missing-file'",
-    5: "CREATE INDEX notes_stamp ON notes(path, size, mtime_ns)",
+    5: (
+        "CREATE INDEX notes_changed ON notes(mtime_ns DESC, path, size);"
+        "DROP INDEX notes_date;"
+        "CREATE INDEX notes_date ON notes(date DESC, path)"
+    ),
 }
 
 
