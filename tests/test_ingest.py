@@ -608,3 +608,25 @@ def test_bad_settings_are_one_line_errors(tmp_path: Path, setting: str, message:
     assert result.exit_code == 1
     assert message in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_ingest_changed_reads_only_the_named_notes_unless_something_else_changed(
+    make_kb, tmp_path: Path
+) -> None:
+    """What the app does when the system says files changed: the named notes alone, or
+    every note when a name is not a note file (a folder, an image)."""
+    kb = make_kb({"a.md": "# A\n", "b.md": "# B\n"})
+    kb.ingest()
+    notes = tmp_path / "notes"
+    (notes / "a.md").write_text("# A2\n", encoding="utf-8")
+    (notes / "b.md").write_text("# B2\n", encoding="utf-8")
+    stats = kb.ingest_changed([notes / "a.md", notes / "a.md"])
+    assert (stats.updated, stats.unchanged) == (1, 0)  # b.md was not even looked at
+    titles = {row.path: row.title for row in kb._store.notes.listing()}
+    assert titles == {"a.md": "A2", "b.md": "B"}
+    (notes / "sub").mkdir()
+    (notes / "sub/c.md").write_text("# C\n", encoding="utf-8")
+    stats = kb.ingest_changed([notes / "sub"])  # a folder: every note
+    assert (stats.added, stats.updated) == (1, 1)
+    (notes / "a.md").unlink()
+    assert kb.ingest_changed([notes / "a.md"]).removed == 1

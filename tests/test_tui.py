@@ -715,8 +715,16 @@ async def wait_for(condition, pilot, seconds: float = 10.0) -> bool:
 
 
 @pytest.mark.slow
-async def test_the_app_is_told_when_notes_change(sample) -> None:
+async def test_the_app_is_told_when_notes_change(sample, monkeypatch) -> None:
     pytest.importorskip("watchfiles")
+    named: list[list[Path]] = []
+    ingest_changed = sample.ingest_changed
+
+    def recording(paths, **kwargs):
+        named.append(list(paths))
+        return ingest_changed(paths, **kwargs)
+
+    monkeypatch.setattr(sample, "ingest_changed", recording)
     app = make_app(sample, watch=True)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(app, pilot)
@@ -727,6 +735,7 @@ async def test_the_app_is_told_when_notes_change(sample) -> None:
         app.screen.query_one("#query", Input).value = ""
         await pilot.press(*"platypus")
         assert await wait_for(lambda: result_titles(app) == ["文件通知"], pilot)
+    assert [note.resolve()] in [[p.resolve() for p in paths] for paths in named]
 
 
 @pytest.mark.slow

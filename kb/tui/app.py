@@ -108,14 +108,15 @@ class KbApp(App[None]):
                 return editor_files(change, path) and not Path(path).is_relative_to(store)
 
             self.watching = "notifications"
-            for _ in watch(
+            for changes in watch(
                 *roots,
                 watch_filter=note_change,
                 debounce=WATCH_DEBOUNCE_MS,
                 stop_event=self._stop_watching,
                 raise_interrupt=False,
             ):
-                self.call_from_thread(self.reindex)
+                changed = sorted({Path(path) for _, path in changes})
+                self.call_from_thread(self.reindex, False, changed)
         except (ImportError, OSError, RuntimeError):
             if not self._stop_watching.is_set():
                 self.call_from_thread(self._poll)
@@ -142,23 +143,28 @@ class KbApp(App[None]):
     # -- keeping up with the notes ----------------------------------------------------------
 
     @work(thread=True, exclusive=True, group="ingest")
-    def reindex(self, first: bool = False) -> None:
-        """Ingest every note; the screens refresh if anything changed."""
-        self._ingest(first)
+    def reindex(self, first: bool = False, paths: list[Path] | None = None) -> None:
+        """Ingest every note, or only ``paths`` (notes the system said changed); the
+        screens refresh if anything changed."""
+        self._ingest(first, paths)
 
-    def _ingest(self, first: bool) -> None:
+    def _ingest(self, first: bool, paths: list[Path] | None = None) -> None:
         """In a worker. ``first``: with progress, after any ingest of ours still running;
-        else (the watch timer) a tick that finds an ingest running leaves it to the next."""
+        else (the watch timer) a tick that finds an ingest running leaves it to the next.
+        Named notes wait for a running ingest: that one may have passed them already."""
 
         def progress(done: int, total: int) -> None:
             self.post_message(IngestProgress(done, total))
 
-        if not self._one_ingest.acquire(blocking=first):
+        if not self._one_ingest.acquire(blocking=first or bool(paths)):
             return
         try:
-            stats = self.kb.ingest(
-                progress=progress if first else None, lock_wait=None if first else 0
-            )
+            if paths:
+                stats = self.kb.ingest_changed(paths, lock_wait=0)
+            else:
+                stats = self.kb.ingest(
+                    progress=progress if first else None, lock_wait=None if first else 0
+                )
         except IngestLocked:
             return  # another process is ingesting; the next tick catches up
         except KbError as exc:
