@@ -172,8 +172,13 @@ def _walk(
 ) -> Iterator[tuple[os.DirEntry[str], str, bool]]:
     seen_dirs: set[tuple[int, int]] = set()
     stack: list[tuple[str, str, bool]] = [(start, rel_start, False)]
-    while stack:
-        folder, folder_rel, via_link = stack.pop()
+    # Folders reached through a symlink are walked after every real one, in path order,
+    # so a folder that is both is walked (and its notes named) at its real path.
+    linked: list[tuple[str, str, bool]] = []
+    while stack or linked:
+        if not stack:
+            linked.sort(key=lambda item: item[1], reverse=True)
+        folder, folder_rel, via_link = stack.pop() if stack else linked.pop()
         try:
             info = os.stat(folder)  # noqa: PTH116 - str paths keep the walk cheap
             if (info.st_dev, info.st_ino) in seen_dirs:
@@ -228,7 +233,9 @@ def _walk(
                     _problem(result, root, config, rel, "symlink", _OUTSIDE_LINK)
                 continue
             if is_dir:
-                stack.append((entry.path, rel, via_link or is_link))
+                (linked if via_link or is_link else stack).append(
+                    (entry.path, rel, via_link or is_link)
+                )
             elif is_note_name(name):  # FIFOs and broken links too: they are reported
                 yield entry, rel, via_link or is_link
 

@@ -630,3 +630,13 @@ def test_ingest_changed_reads_only_the_named_notes_unless_something_else_changed
     assert (stats.added, stats.updated) == (1, 1)
     (notes / "a.md").unlink()
     assert kb.ingest_changed([notes / "a.md"]).removed == 1
+
+
+@pytest.mark.parametrize(("real", "link"), [("x-real", "y-link"), ("z-real", "a-link")])
+def test_a_folder_linked_inside_the_root_is_walked_at_its_real_path(
+    make_kb, tmp_path: Path, real: str, link: str
+) -> None:
+    kb = make_kb({f"{real}/f.md": "# F\n"})
+    (tmp_path / "notes" / link).symlink_to(tmp_path / "notes" / real, target_is_directory=True)
+    assert kb.ingest().added == 1
+    assert [row.path for row in kb._store.notes.listing()] == [f"{real}/f.md"]
