@@ -547,6 +547,12 @@ class KnowledgeBase:
         return titles(self._store, note_ids)
 
     @_store_errors
+    def generation(self) -> int:
+        """Counts up with every ingest that changes something: what a copy of the notes
+        kept by a caller (the app's palette) is checked against."""
+        return self._store.generation
+
+    @_store_errors
     def note_choices(self) -> list[NoteChoice]:
         """Every note, by path, for choosing one by its title."""
         from kb.views import note_choices

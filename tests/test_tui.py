@@ -310,6 +310,39 @@ async def test_command_palette_opens_a_note_by_title(sample) -> None:
         assert current_title(app) == "Redis 学习笔记"
 
 
+@pytest.mark.slow
+async def test_the_palette_reads_the_titles_again_only_after_the_notes_change(
+    sample, monkeypatch
+) -> None:
+    reads = []
+    note_choices = sample.note_choices
+
+    def counting():
+        reads.append(1)
+        return note_choices()
+
+    monkeypatch.setattr(sample, "note_choices", counting)
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        for _ in range(2):
+            await pilot.press("ctrl+p", *"redis")
+            await pilot.pause(0.5)
+            await pilot.press("escape")
+            await settle(app, pilot)
+        assert len(reads) == 1  # opened twice, read once
+        note = sample.config.roots[0].path / "life" / "palette.md"
+        note.write_text("# 调色板笔记\n", encoding="utf-8")
+        app.reindex()
+        await settle(app, pilot)
+        await pilot.press("ctrl+p", *"调色板")
+        await pilot.pause(0.5)
+        assert len(reads) == 2
+        await pilot.press("enter")
+        await settle(app, pilot)
+        assert current_title(app) == "调色板笔记"
+
+
 @pytest.mark.parametrize(
     ("query", "keep", "expected"),
     [

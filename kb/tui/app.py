@@ -20,6 +20,9 @@ from kb.text import strip_controls
 from kb.tui.messages import IngestProgress, NotesChanged, OpenNote
 from kb.tui.widgets import plural
 
+# (note id, title, title and path) per note, and each "title  path" lower-cased.
+PaletteNotes = tuple[list[tuple[int, str, str]], list[str]]
+
 WATCH_SECONDS = 3.0  # the stat walk's period, where file notifications are not available
 WATCH_DEBOUNCE_MS = 400  # a burst of notifications (an editor's save) is one re-ingest
 
@@ -63,6 +66,8 @@ class KbApp(App[None]):
         # One ingest at a time from this app: an edit waits for a running refresh rather
         # than fail on the core's ingest lock. Reads never take it.
         self._one_ingest = threading.Lock()
+        # The command palette's notes, with the store generation they were read at.
+        self.palette_notes: tuple[int, PaletteNotes] | None = None
 
     def on_mount(self) -> None:
         from kb.tui.note_screen import NoteScreen

@@ -13,7 +13,7 @@ from textual.content import Content
 
 from kb.knowledge_base import KnowledgeBase
 from kb.text import one_line
-from kb.tui.app import KbApp
+from kb.tui.app import KbApp, PaletteNotes
 from kb.tui.messages import OpenNote
 
 
@@ -26,9 +26,9 @@ class NoteCommands(Provider):
         assert isinstance(app, KbApp)  # the palette only opens inside kb's app
         return app.kb
 
-    _loading: asyncio.Future[tuple[list[tuple[int, str, str]], list[str]]] | None = None
+    _loading: asyncio.Future[PaletteNotes] | None = None
 
-    async def _choices(self) -> tuple[list[tuple[int, str, str]], list[str]]:
+    async def _choices(self) -> PaletteNotes:
         # Read on the first key, not when the palette opens: in a thread, yet at 100,000
         # notes it holds the interpreter long enough to slow the opening 0.35 s → 1.1 s.
         # Shared, and shielded from the search that started it: each key cancels the last.
@@ -36,12 +36,21 @@ class NoteCommands(Provider):
             self._loading = asyncio.ensure_future(asyncio.to_thread(self._load))
         return await asyncio.shield(self._loading)
 
-    def _load(self) -> tuple[list[tuple[int, str, str]], list[str]]:
+    def _load(self) -> PaletteNotes:
+        """The notes as the palette matches them; kept by the app until an ingest changes
+        the store (reading 100,000 titles takes about a second)."""
+        app = self.app
+        assert isinstance(app, KbApp)
+        generation = self.kb.generation()
+        if app.palette_notes is not None and app.palette_notes[0] == generation:
+            return app.palette_notes[1]
         notes = [
             (note.id, one_line(note.title), f"{one_line(note.title)}  {one_line(note.path)}")
             for note in self.kb.note_choices()
         ]
-        return notes, [candidate.lower() for _, _, candidate in notes]
+        loaded: PaletteNotes = notes, [candidate.lower() for _, _, candidate in notes]
+        app.palette_notes = (generation, loaded)
+        return loaded
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
