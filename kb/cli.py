@@ -95,7 +95,7 @@ class Stopped(KeyboardInterrupt):
         self.name = name
 
 
-def _stop_on_signals() -> None:
+def stop_on_signals() -> None:
     """Let SIGTERM and SIGHUP end the command through the same path as Ctrl-C."""
     import signal
 
@@ -112,7 +112,11 @@ def _stop_on_signals() -> None:
 def _open(ctx: click.Context) -> KnowledgeBase:
     from kb.knowledge_base import KnowledgeBase
 
-    return KnowledgeBase.open(ctx.obj.get("kb_dir"))
+    kb = KnowledgeBase.open(ctx.obj.get("kb_dir"))
+    recovered = kb.finish_interrupted_move()
+    if recovered:
+        click.echo(f"kb: {recovered}", err=True)
+    return kb
 
 
 @click.group(cls=KbGroup, invoke_without_command=True)
@@ -295,7 +299,7 @@ def ingest(
     kb = _open(ctx)
     for given in paths:
         _check_exists(kb, given)
-    _stop_on_signals()
+    stop_on_signals()
     with _progress_reporter(enabled=not as_json) as progress:
         stats = kb.ingest(
             list(paths) or None, rebuild=rebuild, progress=progress, lock_wait=wait, engine=engine

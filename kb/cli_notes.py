@@ -488,41 +488,48 @@ def edit(ctx: click.Context, note: str) -> None:
 
 @click.command()
 @click.argument("note", shell_complete=_complete_note)
-@click.argument("new_path", type=click.Path(path_type=Path))
+@click.argument("new_path", type=click.Path())
 @click.option(
     "--dry-run", is_flag=True, help="List each change as path:line: old → new; change nothing."
 )
 @click.pass_context
-def mv(ctx: click.Context, note: str, new_path: Path, dry_run: bool) -> None:
-    """Move NOTE to NEW_PATH (a file or a folder) and rewrite every link to it.
+def mv(ctx: click.Context, note: str, new_path: str, dry_run: bool) -> None:
+    """Move NOTE to NEW_PATH (a file, or a folder: an existing one or a path ending in /)
+    and rewrite every link to it.
 
-    Relative and root-absolute Markdown links, Hugo refs, typed front-matter links and
-    wikilinks by file name follow the note, keeping anchors and link text; so do the
-    note's own relative links. Every file is written or none, then kb ingests. Exit
-    codes: 0 moved, 1 could not, 2 NOTE names no note or several, NEW_PATH exists or is
-    outside the note's notes root.
+    Relative and root-absolute Markdown links, reference definitions, Hugo refs, typed
+    front-matter links and wikilinks by file name follow the note, keeping anchors and
+    link text; so do the note's own relative links. Only the bytes of each link target
+    change. Every file is written or none, even when kb is killed (the next kb command
+    finishes or undoes the move); a file saved meanwhile is never overwritten. Then kb
+    ingests. Exit codes: 0 moved, 1 could not, 2 NOTE names no note or several, NEW_PATH
+    exists, is outside the notes roots or in a folder kb does not read.
     """
+    from kb.cli import stop_on_signals
     from kb.text import one_line
 
     kb = _open(ctx)
-    plan = kb.plan_move(kb.find_note(note), new_path)
+    found = kb.find_note(note)
+    if dry_run:
+        plan = kb.plan_move(found, new_path)
+    else:
+        stop_on_signals()  # SIGTERM and SIGHUP put every file back, as Ctrl-C does
+        plan, stats = kb.move(found, new_path)
     for edit in plan.edits:
-        where = _relative(plan.root / edit.source)
+        where = _relative(edit.source)
         click.echo(f"{one_line(where)}:{edit.line}: {one_line(edit.old)} → {one_line(edit.new)}")
     for link in plan.left:
-        where = _relative(plan.root / link.source)
         click.echo(
-            f"kb: {one_line(where)}:{link.line}: {one_line(link.target)} ({link.kind}) "
-            "is left as it is",
+            f"kb: {one_line(_relative(link.source))}:{link.line}: {one_line(link.target)} "
+            f"({link.kind}) is left as it is",
             err=True,
         )
     move = f"{one_line(_relative(plan.source))} → {one_line(_relative(plan.destination))}"
     if dry_run:
         click.echo(f"would move {move}")
         return
-    stats = kb.move(plan)
     _show_problems(stats)
-    files = len({edit.source for edit in plan.edits})
+    files = len(plan.files)
     links = len(plan.edits)
     click.echo(
         f"moved {move}; {links} link{'s' if links != 1 else ''} rewritten in "

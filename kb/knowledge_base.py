@@ -295,38 +295,125 @@ class KnowledgeBase:
     # -- kb mv ----------------------------------------------------------------------------
 
     @_store_errors
-    def plan_move(self, note: NoteRef, new_path: Path) -> MovePlan:
-        """What moving ``note`` to ``new_path`` changes: the link edits in every note that
-        links to it (and in its own relative links), and the links left as they are."""
-        from kb.moving import LinkAt, MovePlan, destination_for, plan_link_edits
+    def plan_move(self, note: NoteRef, new_path: str) -> MovePlan:
+        """What moving ``note`` to ``new_path`` changes: the new bytes of every file that
+        links to it (and of the note, for its own relative links), and the links left as
+        they are. Reads the store and the files; writes nothing."""
+        from kb.move_transaction import check_writable
+        from kb.moving import (
+            RELATIVE_KINDS,
+            FileEdit,
+            LinkAt,
+            MovePlan,
+            Place,
+            destination_for,
+            edit_file,
+            is_relative,
+            moved_own_target,
+            new_target,
+        )
+        from kb.scan import exclusion_rule
 
         store = self._store
         row = store.notes.by_id(note.id)
         if row is None:
             raise KbError(f"{note.path} is no longer in the store")
         source = self.note_file(row.root, row.rel)
-        roots = {root.name: root.path for root in self.config.roots}
-        destination, root = destination_for(source, new_path, roots)
+        if source.is_symlink():
+            raise UsageError(f"{source} is a symbolic link; move the file it points to")
+        root_paths = {root.name: root.path for root in self.config.roots}
+        destination, root = destination_for(
+            source,
+            new_path,
+            list(root_paths.values()),
+            lambda _root, rel: exclusion_rule(rel, self.config),
+        )
+        wanted: dict[Path, dict[tuple[str, str], str]] = {}
+        left: list[LinkAt] = []
         backlinks = store.links.backlinks(note.id)
         names = {n.id: n for n in store.notes.names({b.source_id for b in backlinks})}
-        edits, left = plan_link_edits(
-            row.rel,
-            destination.relative_to(root).as_posix(),
-            [
-                LinkAt(names[b.source_id].rel, b.kind, b.target, b.line)
-                for b in backlinks
-                if b.source_id in names and names[b.source_id].root == row.root
-            ],
-            [LinkAt(row.rel, o.kind, o.target, o.line) for o in store.links.outgoing(note.id)],
-        )
-        return MovePlan(source, destination, edits, left, root)
+        for link in backlinks:
+            name = names.get(link.source_id)
+            if name is None:
+                continue
+            file = self.note_file(name.root, name.rel)
+            place = Place(file, root_paths[name.root])
+            new = new_target(link.kind, link.target, place, source, destination)
+            if new is None:
+                left.append(LinkAt(file, link.kind, link.target, link.line))
+            elif new != link.target:
+                wanted.setdefault(file, {})[(link.kind, link.target)] = new
+        moved_folder = source.parent != destination.parent
+        for own in store.links.outgoing(note.id):
+            to_itself = own.target_id == note.id
+            if own.kind in RELATIVE_KINDS and is_relative(own.target):
+                if not (moved_folder or to_itself):
+                    continue
+                new = moved_own_target(own.target, source, destination)
+            elif to_itself:
+                found = new_target(
+                    own.kind, own.target, Place(destination, root), source, destination
+                )
+                if found is None:
+                    continue
+                new = found
+            else:
+                continue
+            if new != own.target:
+                wanted.setdefault(source, {})[(own.kind, own.target)] = new
+        files = []
+        for file, links in self._by_real_file(wanted).items():
+            check_writable(file)
+            before = file.read_bytes()
+            after, edits, missing = edit_file(file, before, links, self.config.typed_link_keys)
+            if missing:
+                kind, target = sorted(missing)[0]
+                raise KbError(
+                    f"{file}: the {kind} link to {target} is not where the last ingest "
+                    "found it; run 'kb ingest' and try again (nothing was moved)"
+                )
+            if edits:
+                files.append(FileEdit(file, before, after, tuple(edits)))
+        return MovePlan(source, destination, tuple(files), tuple(left), root)
 
-    def move(self, plan: MovePlan) -> IngestStats:
-        """Carry out a ``plan_move`` plan (every file written or none), then ingest."""
-        from kb.moving import apply_move
+    def _by_real_file(
+        self, wanted: dict[Path, dict[tuple[str, str], str]]
+    ) -> dict[Path, dict[tuple[str, str], str]]:
+        """The edits by the file really written: a note that is a symbolic link is edited
+        where it points, when that is inside a notes root."""
+        import os
 
-        apply_move(plan)
-        return self.ingest()
+        roots = [root.path for root in self.config.roots]
+        real: dict[Path, dict[tuple[str, str], str]] = {}
+        for file, links in wanted.items():
+            target = Path(os.path.realpath(file))
+            if target != file and not any(r == target or r in target.parents for r in roots):
+                raise UsageError(
+                    f"{file} is a link to {target}, outside the notes roots; kb mv does not "
+                    "edit through it (nothing was moved)"
+                )
+            real.setdefault(target, {}).update(links)
+        return real
+
+    def move(self, note: NoteRef, new_path: str) -> tuple[MovePlan, IngestStats]:
+        """Move ``note`` to ``new_path`` and rewrite every link to it, as one transaction
+        (``kb.move_transaction``), then ingest. The store is brought up to date first, so
+        the plan reads the links as the files hold them."""
+        from kb.move_transaction import FileChange, move_lock, run_move
+
+        with move_lock(self.config.index_dir):
+            self.ingest()
+            plan = self.plan_move(note, new_path)
+            changes = [FileChange(f.path, f.before, f.after) for f in plan.files]
+            run_move(self.config.index_dir, plan.source, plan.destination, changes)
+        return plan, self.ingest()
+
+    def finish_interrupted_move(self) -> str | None:
+        """Finish or undo a ``kb mv`` a kill interrupted (every file wholly before or
+        wholly after); what was done, in one line, or None when there was none."""
+        from kb.move_transaction import recover
+
+        return recover(self.config.index_dir)
 
     # -- connections ------------------------------------------------------------------
 

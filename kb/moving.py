@@ -1,21 +1,22 @@
 """``kb mv NOTE NEW_PATH``: move a note and rewrite every link to it, all files or none.
 
-Planning is pure (``plan_link_edits``, ``rewrite_line``): from the store's links to the
-note and from it, which line of which file changes from what to what. ``apply_move``
-then writes every file, or, when one write fails, puts back every file it wrote.
+Planning is pure: from the links the store resolved to the note (which files, which
+targets) and from the parser's exact positions of those targets in each file as it is now
+(``kb.parse.spans``), the new bytes of each file, changed only inside the link targets
+(``kb.exact_text``). ``kb.move_transaction`` then writes them as one transaction.
 
 What is rewritten, keeping each link's anchor, its text and the way it was written
-(``.md`` or not, ``%``-encoded or not): relative Markdown and reference links, root-absolute
-``/x`` links, Hugo ``ref``/``relref`` paths, typed front-matter links by path, wikilinks
-that name the old file stem (or its path) when the stem changes, and the moved note's own
-relative links when it changes folder. Links by title or alias need no change.
+(``.md`` or not, ``%``-encoded or not): relative Markdown links and reference definitions,
+root-absolute ``/x`` links, Hugo ``ref``/``relref`` paths, typed front-matter links by
+path, wikilinks that name the old file stem (or its path) when the stem changes, and the
+moved note's own relative links when it changes folder (its links to itself follow it).
+Links by title or alias need no change.
 """
 
 from __future__ import annotations
 
-import posixpath
-import re
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import quote, unquote
@@ -24,119 +25,137 @@ from kb.errors import KbError, UsageError
 
 _NAME_KINDS = frozenset({"wikilink", "embed"})
 _PATH_KINDS = frozenset({"markdown", "reference", "hugo-ref", "front-matter", "image"})
+# The kinds of a note's own links that are relative to its folder.
+RELATIVE_KINDS = frozenset({"markdown", "reference", "image"})
 _SUFFIXES = (".md", ".markdown")
 
 
 class LinkAt(NamedTuple):
-    """A link as stored: in note ``source`` (path inside the root), line ``line``."""
+    """A link as stored, from the file ``source`` (absolute) at line ``line``."""
 
-    source: str
+    source: Path
     kind: str
     target: str  # as written, without the #anchor
     line: int
 
 
 class LinkEdit(NamedTuple):
-    source: str  # path inside the root of the file to change (the old path for the note)
+    """One link target changed: in ``source`` (the note's old path for its own links)."""
+
+    source: Path
     line: int
     old: str
     new: str
 
 
+class FileEdit(NamedTuple):
+    """A file's bytes before and after: only the link targets differ."""
+
+    path: Path  # the real file (a symlinked note is edited where it really is)
+    before: bytes
+    after: bytes
+    links: tuple[LinkEdit, ...]
+
+
 class MovePlan(NamedTuple):
     source: Path
     destination: Path
-    edits: list[LinkEdit]
-    left: list[LinkAt]  # links to the note kb cannot rewrite (site URLs, folder links)
+    files: tuple[FileEdit, ...]  # the note's own edit, if any, at its old path
+    left: tuple[LinkAt, ...]  # links to the note kb cannot rewrite (site URLs, folder links)
+    root: Path
+
+    @property
+    def edits(self) -> list[LinkEdit]:
+        return [edit for file in self.files for edit in file.links]
+
+
+class Place(NamedTuple):
+    """Where a file is: its path and the notes root it belongs to (both absolute)."""
+
+    file: Path
     root: Path
 
 
-def plan_link_edits(
-    old_rel: str, new_rel: str, backlinks: Iterable[LinkAt], outgoing: Iterable[LinkAt]
-) -> tuple[list[LinkEdit], list[LinkAt]]:
-    """The edits that keep links working when the note at ``old_rel`` moves to
-    ``new_rel`` (both inside one notes root), and the links to it left as they are."""
-    edits: list[LinkEdit] = []
-    left: list[LinkAt] = []
-    for link in backlinks:
-        new = _new_target(link, old_rel, new_rel)
-        if new is None:
-            left.append(link)
-        elif new != link.target:
-            edits.append(LinkEdit(link.source, link.line, link.target, new))
-    old_dir, new_dir = posixpath.dirname(old_rel), posixpath.dirname(new_rel)
-    if old_dir != new_dir:
-        for link in outgoing:
-            if link.kind in ("markdown", "reference", "image") and _relative(link.target):
-                where = posixpath.normpath(posixpath.join(old_dir, unquote(link.target)))
-                moved = posixpath.relpath(where, new_dir or ".")
-                new = _written_like(link.target, moved)
-                if new != link.target:
-                    edits.append(LinkEdit(old_rel, link.line, link.target, new))
-    return _unique(edits), left
+# -- the new target of one link ---------------------------------------------------------------
 
 
-def _new_target(link: LinkAt, old_rel: str, new_rel: str) -> str | None:
-    """The target a link to the moved note should have; None when kb cannot tell."""
-    if link.kind in _NAME_KINDS:
-        return _new_name(link.target, old_rel, new_rel)
-    if link.kind not in _PATH_KINDS or not link.target or "://" in link.target:
+def new_target(kind: str, target: str, source: Place, old: Path, new: Path) -> str | None:
+    """The target a link written in ``source`` to the note at ``old`` should have once the
+    note is at ``new``; None when kb cannot tell (a site URL, a folder link)."""
+    if kind in _NAME_KINDS:
+        return _new_name(target, old, new, source.root)
+    if kind not in _PATH_KINDS or not target or "://" in target:
         return None
-    written = unquote(link.target)
-    source_dir = posixpath.dirname(link.source)
+    written = unquote(target)
+    source_dir = source.file.parent
     if written.startswith("/"):
-        candidates = [("/", posixpath.normpath(written.lstrip("/")))]
+        candidates = [("/", _join(source.root, written.lstrip("/")))]
     else:
-        candidates = [(source_dir, posixpath.normpath(posixpath.join(source_dir, written)))]
-        if link.kind in ("hugo-ref", "front-matter"):  # from the root, else the note's folder
-            candidates.insert(0, ("", posixpath.normpath(written)))
+        candidates = [("dir", _join(source_dir, written))]
+        if kind in ("hugo-ref", "front-matter"):  # from the root, else the note's folder
+            candidates.insert(0, ("root", _join(source.root, written)))
     for base, path in candidates:
-        form = _form(path, old_rel)
+        form = _form(path, old)
         if form is None:
             continue
-        new_path = _with_form(new_rel, form)
+        moved = _with_form(new, form)
         if base == "/":
-            new = "/" + new_path
-        elif base == "":
-            new = new_path
+            if not _inside(moved, source.root):
+                return None
+            result = "/" + _posix(os.path.relpath(moved, source.root))
+        elif base == "root":
+            if not _inside(moved, source.root):
+                return None
+            result = _posix(os.path.relpath(moved, source.root))
         else:
-            new = posixpath.relpath(new_path, base or ".")
-        return _written_like(link.target, new)
-    if link.kind == "front-matter":
-        return link.target  # a title or an alias: it follows the note by itself
+            result = _posix(os.path.relpath(moved, source_dir))
+        return _written_like(target, result)
+    if kind == "front-matter":
+        return target  # a title or an alias: it follows the note by itself
     return None
 
 
-def _new_name(target: str, old_rel: str, new_rel: str) -> str:
+def moved_own_target(target: str, old: Path, new: Path) -> str:
+    """A relative link in the moved note itself, written from its new folder: to the same
+    file, or to the note itself when it linked to itself."""
+    where = _join(old.parent, unquote(target))
+    form = _form(where, old)
+    moved = _with_form(new, form) if form is not None else where
+    return _written_like(target, _posix(os.path.relpath(moved, new.parent)))
+
+
+def _new_name(target: str, old: Path, new: Path, root: Path) -> str:
     """A wikilink by file stem or by path follows the new name; by title or alias it
     needs nothing."""
-    old_stem, new_stem = _strip_suffix(old_rel), _strip_suffix(new_rel)
+    old_stem = _posix(os.path.relpath(_strip_suffix_path(old), root))
+    new_stem = _posix(os.path.relpath(_strip_suffix_path(new), root))
     name = target.strip()
     if "/" in name:
         if _strip_suffix(name.lstrip("/")).casefold() == old_stem.casefold():
+            new_rel = _posix(os.path.relpath(new, root))
             return target.replace(name, new_stem if not name.endswith(_SUFFIXES) else new_rel)
         return target
-    if _strip_suffix(name).casefold() == posixpath.basename(old_stem).casefold():
-        new_name = posixpath.basename(new_stem)
+    if _strip_suffix(name).casefold() == _strip_suffix(old.name).casefold():
+        new_name = _strip_suffix(new.name)
         return target.replace(name, new_name + (name[len(_strip_suffix(name)) :]))
     return target
 
 
-def _form(path: str, old_rel: str) -> str | None:
-    """How ``path`` names the note at ``old_rel``: 'file', 'stem', 'html', or None."""
-    if path == old_rel:
+def _form(path: Path, old: Path) -> str | None:
+    """How ``path`` names the note at ``old``: 'file', 'stem', 'html', or None."""
+    if path == old:
         return "file"
-    stem = _strip_suffix(old_rel)
+    stem = _strip_suffix_path(old)
     if path == stem:
         return "stem"
-    if path == stem + ".html":
+    if path == stem.with_name(stem.name + ".html"):
         return "html"
     return None
 
 
-def _with_form(rel: str, form: str) -> str:
-    stem = _strip_suffix(rel)
-    return {"file": rel, "stem": stem, "html": stem + ".html"}[form]
+def _with_form(path: Path, form: str) -> Path:
+    stem = _strip_suffix_path(path)
+    return {"file": path, "stem": stem, "html": stem.with_name(stem.name + ".html")}[form]
 
 
 def _strip_suffix(name: str) -> str:
@@ -146,7 +165,23 @@ def _strip_suffix(name: str) -> str:
     return name
 
 
-def _relative(target: str) -> bool:
+def _strip_suffix_path(path: Path) -> Path:
+    return path.with_name(_strip_suffix(path.name))
+
+
+def _join(base: Path, written: str) -> Path:
+    return Path(os.path.normpath(base / written))
+
+
+def _posix(path: str) -> str:
+    return Path(path).as_posix()
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def is_relative(target: str) -> bool:
     return bool(target) and not target.startswith(("/", "#")) and ":" not in target
 
 
@@ -158,117 +193,75 @@ def _written_like(old: str, new: str) -> str:
     return new.replace("%", "%25").replace(" ", "%20") if "%" in old or " " in new else new
 
 
-def _unique(edits: list[LinkEdit]) -> list[LinkEdit]:
-    return list(dict.fromkeys(edits))  # one line may hold the same link twice
+# -- the new bytes of one file --------------------------------------------------------------
 
 
-_BEFORE = r"(?<=[(<\[\"' ,:])"
-_AFTER = r"(?=[)#>\]|\"' ,]|$)"
+def edit_file(
+    path: Path, data: bytes, wanted: Mapping[tuple[str, str], str], typed_link_keys: Iterable[str]
+) -> tuple[bytes, list[LinkEdit], set[tuple[str, str]]]:
+    """``data`` (the bytes of ``path``) with every link target ``(kind, target)`` of
+    ``wanted`` replaced by its new text, and nothing else changed; the edits, and the
+    wanted links not found in the file."""
+    from kb.exact_text import ExactText
+    from kb.parse.spans import link_spans
+
+    exact = ExactText.of(data)
+    if exact is None:
+        raise KbError(f"{path}: kb cannot rewrite this file's encoding exactly; nothing was moved")
+    spans = link_spans(exact.normalised, typed_link_keys)
+    replacements = []
+    edits = []
+    found: set[tuple[str, str]] = set()
+    for span in spans:
+        key = (span.kind, span.target)
+        new = wanted.get(key)
+        if new is None and span.kind == "reference":
+            new = wanted.get(("image", span.target))  # an image written reference-style
+            key = ("image", span.target) if new is not None else key
+        if new is None:
+            continue
+        found.add(key)
+        written = exact.normalised[span.start : span.end]
+        text = new if written == span.target else _written_like(written, unquote(new))
+        if text != written:
+            replacements.append((span.start, span.end, text))
+            edits.append(LinkEdit(path, span.line, written, text))
+    return exact.replaced(replacements), edits, set(wanted) - found
 
 
-def rewrite_line(line: str, old: str, new: str) -> str | None:
-    """``line`` with the link target ``old`` made ``new`` wherever it stands as a target
-    (after ``](``, ``[[``, a quote or a list separator); None if it is not there."""
-    pattern = re.compile(_BEFORE + re.escape(old) + _AFTER)
-    changed, count = pattern.subn(lambda _: new, line)
-    return changed if count else None
+# -- where a note may go ----------------------------------------------------------------------
 
 
-# -- doing it ------------------------------------------------------------------------------
-
-
-def destination_for(source: Path, new_path: Path, roots: dict[str, Path]) -> tuple[Path, Path]:
-    """Where NEW_PATH (a file or a folder, from the current folder) puts the note, and
-    its notes root. The destination must be in the note's own root and must not exist."""
-    target = new_path.expanduser()
-    if target.is_dir():
+def destination_for(
+    source: Path, new_path: str, roots: Iterable[Path], excluded: Callable[[Path, str], str]
+) -> tuple[Path, Path]:
+    """Where NEW_PATH (a file, or a folder: one that exists or a path ending in ``/``,
+    from the current folder) puts the note, and the notes root it lands in. Refused:
+    outside every root, an excluded or hidden folder, an existing file."""
+    if not new_path.strip():
+        raise UsageError("NEW_PATH is empty")
+    target = Path(new_path).expanduser()
+    into_folder = new_path.endswith(("/", os.sep)) or target.is_dir()
+    if into_folder:
+        if target.exists() and not target.is_dir():
+            raise UsageError(f"{new_path} is a file, not a folder")
         target = target / source.name
     if not target.name.lower().endswith(_SUFFIXES):
         target = target.with_name(target.name + ".md")
-    target = target.resolve()
-    root = next((r for r in roots.values() if r == source.parent or r in source.parents), None)
-    if root is None or (root not in target.parents):
-        raise UsageError(f"{new_path} is outside the note's notes root {root}")
+    target = Path(os.path.normpath(target.absolute()))
+    real_parent = Path(os.path.realpath(target.parent))
+    target = real_parent / target.name
+    roots = list(roots)
+    inner = [r for r in roots if _inside(target, r)]
+    if not inner:
+        listed = ", ".join(str(r) for r in roots)
+        raise UsageError(f"{new_path} is outside every notes root ({listed})")
+    root = max(inner, key=lambda r: len(r.parts))  # a note belongs to the innermost root
+    rule = excluded(root, target.relative_to(root).as_posix())
+    if rule:
+        raise UsageError(f"{new_path} is in a folder kb does not read ({rule}); nothing was moved")
     if target.exists() or target.is_symlink():
         raise UsageError(f"{target} already exists")
+    if target == source:
+        raise UsageError(f"{new_path} is where the note already is")
     return target, root
-
-
-def read_text(path: Path) -> tuple[str, str]:
-    """A note file's text and encoding, as ingest reads it."""
-    from kb.parse.decode import decode_note
-
-    decoded = decode_note(path.read_bytes())
-    return decoded.text, decoded.encoding
-
-
-def edited_files(plan: MovePlan) -> dict[str, tuple[str, str, list[LinkEdit]]]:
-    """Each file to change (by path inside the root): its new text, its encoding and the
-    edits made. Raises KbError when a link is not found where the store says it is (the
-    file changed since the last ingest)."""
-    by_file: dict[str, list[LinkEdit]] = {}
-    for edit in plan.edits:
-        by_file.setdefault(edit.source, []).append(edit)
-    changed = {}
-    for rel, edits in by_file.items():
-        text, encoding = read_text(plan.root / rel)
-        lines = text.splitlines(keepends=True)
-        for edit in edits:
-            index = edit.line - 1
-            new_line = (
-                rewrite_line(lines[index], edit.old, edit.new) if index < len(lines) else None
-            )
-            if new_line is None:
-                raise KbError(
-                    f"{rel}:{edit.line} no longer holds the link {edit.old}; "
-                    "run 'kb ingest' and try again"
-                )
-            lines[index] = new_line
-        changed[rel] = ("".join(lines), encoding, edits)
-    return changed
-
-
-def apply_move(plan: MovePlan) -> None:
-    """Write the edited files and move the note: every change or none (what was written
-    is put back when a write fails)."""
-    source_rel = plan.source.relative_to(plan.root).as_posix()
-    changes = edited_files(plan)
-    originals: dict[Path, bytes] = {}
-    created: Path | None = None
-    try:
-        for rel, (text, encoding, _) in changes.items():
-            if rel == source_rel:
-                continue
-            path = plan.root / rel
-            originals[path] = path.read_bytes()
-            _write(path, text.encode(_codec(encoding)))
-        moved = changes.get(source_rel)
-        data = moved[0].encode(_codec(moved[1])) if moved is not None else plan.source.read_bytes()
-        plan.destination.parent.mkdir(parents=True, exist_ok=True)
-        created = plan.destination
-        _write(plan.destination, data, exclusive=True)
-        plan.source.unlink()
-    except BaseException:
-        for path, data in originals.items():
-            _write(path, data)
-        if created is not None and plan.source.exists():
-            created.unlink(missing_ok=True)
-        raise
-
-
-def _codec(encoding: str) -> str:
-    # Ingest reads a UTF-8 BOM as UTF-8; writing it back keeps the BOM.
-    return "utf-8-sig" if encoding.lower().replace("_", "-") == "utf-8-sig" else encoding
-
-
-def _write(path: Path, data: bytes, exclusive: bool = False) -> None:
-    """Write through a temporary file in the same folder, then rename: a crash leaves the
-    old file or the new one, never half of one."""
-    temporary = path.with_name(f".{path.name}.kb-mv")
-    temporary.write_bytes(data)
-    try:
-        if exclusive and path.exists():
-            raise UsageError(f"{path} already exists")
-        temporary.replace(path)
-    finally:
-        temporary.unlink(missing_ok=True)

@@ -329,3 +329,19 @@ def _problem(
 ) -> None:
     path = note_path(root, rel, config) if rel else root.name
     result.problems.setdefault(path, []).append(Problem(kind, message))
+
+
+def exclusion_rule(rel: str, config: Config) -> str:
+    """Why kb does not read the path ``rel`` inside a notes root, in a few words naming the
+    rule; '' when it does (``kb mv`` refuses to move a note where it would be lost)."""
+    parts = rel.strip("/").split("/")
+    for index, name in enumerate(parts):
+        folder = "/".join(parts[: index + 1])
+        if name.startswith("."):
+            return f"{folder} is hidden"
+        if name in ALWAYS_EXCLUDED or (index == 0 and name in HUGO_EXCLUDED):
+            return f"{folder} is a tool's folder"
+        for pattern in config.exclude:
+            if fnmatch.fnmatch(folder, pattern) or fnmatch.fnmatch(name, pattern):
+                return f"{folder} matches exclude: {pattern!r} in kb.yaml"
+    return ""

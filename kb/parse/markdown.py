@@ -14,6 +14,7 @@ from functools import cache
 from markdown_it import MarkdownIt
 from markdown_it.common.utils import normalizeReference
 from markdown_it.rules_inline import StateInline
+from markdown_it.rules_inline import image as commonmark_image
 from markdown_it.rules_inline import link as commonmark_link
 from markdown_it.token import Token
 
@@ -47,6 +48,9 @@ _HEX_COLOUR = re.compile(r"[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?(?:[0-9a-fA-F]{2})?"
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
 _REFERENCE_DEF = re.compile(r"^ {0,3}\[([^\]]+)\]:\s*(\S+)")
 _SUMMARY_CHARS = 280
+# A key in markdown-it's env: the inline rules note where each link target stands in the
+# inline source (``kb.parse.spans`` asks, for ``kb mv``); ingest does not pay for it.
+_WANTS_SPANS = "kb_spans"
 
 
 class TooDeep(ValueError):
@@ -74,8 +78,23 @@ def _wikilink_rule(state: StateInline, silent: bool) -> bool:
         token = state.push("wikilink", "", 0)
         token.content = match.group(2)
         token.meta = {"embed": bool(match.group(1))}
+        if _WANTS_SPANS in state.env:
+            token.meta["span"] = _wikilink_name_span(match)
     state.pos = match.end()
     return True
+
+
+def _wikilink_name_span(match: re.Match[str]) -> tuple[int, int]:
+    """Where the note's name stands in ``[[name#anchor|label]]``, spaces around it left out."""
+    inner, start = match.group(2), match.start(2)
+    end = len(inner)
+    for mark in ("\\|", "|", "#"):
+        found = inner.find(mark)
+        if found != -1:
+            end = min(end, found)
+    name = inner[:end]
+    lead = len(name) - len(name.lstrip())
+    return start + lead, start + len(name.rstrip())
 
 
 def _names_a_note(match: re.Match[str], state: StateInline) -> bool:
@@ -96,12 +115,43 @@ def _link_rule(state: StateInline, silent: bool) -> bool:
     start, tokens_before = state.pos, len(state.tokens)
     if not commonmark_link(state, silent):
         return False
-    if not silent and not state.src[start : state.pos].endswith(")"):
-        for token in state.tokens[tokens_before:]:
-            if token.type == "link_open":
-                token.meta["reference"] = True
-                break
+    if not silent:
+        opening = next((t for t in state.tokens[tokens_before:] if t.type == "link_open"), None)
+        if opening is not None:
+            if not state.src[start : state.pos].endswith(")"):
+                opening.meta["reference"] = True
+            elif _WANTS_SPANS in state.env:
+                opening.meta["span"] = _destination_span(state, start)
     return True
+
+
+def _image_rule(state: StateInline, silent: bool) -> bool:
+    """CommonMark's image rule, noting where an inline image's source stands when asked."""
+    start, tokens_before = state.pos, len(state.tokens)
+    if not commonmark_image(state, silent):
+        return False
+    if not silent and _WANTS_SPANS in state.env and state.src[start : state.pos].endswith(")"):
+        image = next((t for t in state.tokens[tokens_before:] if t.type == "image"), None)
+        if image is not None:
+            image.meta["span"] = _destination_span(state, start + 1)
+    return True
+
+
+def _destination_span(state: StateInline, label_start: int) -> tuple[int, int] | None:
+    """Where the destination of the inline link whose label opens at ``label_start``
+    stands in ``state.src`` (inside ``<…>`` when written so), as markdown-it found it."""
+    label_end = state.md.helpers.parseLinkLabel(state, label_start, True)
+    if label_end < 0 or state.src[label_end + 1 : label_end + 2] != "(":
+        return None
+    pos = label_end + 2
+    while pos < state.posMax and state.src[pos] in " \t\n":
+        pos += 1
+    found = state.md.helpers.parseLinkDestination(state.src, pos, state.posMax)
+    if not found.ok:
+        return None
+    if state.src[pos : pos + 1] == "<":
+        return pos + 1, found.pos - 1
+    return pos, found.pos
 
 
 def _liquid_link_rule(state: StateInline, silent: bool) -> bool:
@@ -138,6 +188,8 @@ def _hugo_ref_rule(state: StateInline, silent: bool) -> bool:
         token = state.push("hugo_ref", "", 0)
         token.content = match.group(target_group)
         token.meta = {"text": match.group(text_group) if text_group else ""}
+        if _WANTS_SPANS in state.env:
+            token.meta["span"] = (match.start(target_group), match.end(target_group))
     state.pos = match.end()
     return True
 
@@ -169,6 +221,7 @@ def markdown_parser() -> MarkdownIt:
     md.enable(["table", "strikethrough"])
     md.use(footnote_plugin)
     md.inline.ruler.at("link", _link_rule)
+    md.inline.ruler.at("image", _image_rule)
     md.inline.ruler.before("link", "wikilink", _wikilink_rule)
     md.inline.ruler.before("link", "liquid_link", _liquid_link_rule)
     md.inline.ruler.before("wikilink", "hugo_ref", _hugo_ref_rule)
@@ -190,6 +243,13 @@ def parse_markdown(body: str, first_line: int = 1) -> MarkdownParts:
     walker.walk(tokens)
     walker.add_unused_references(env.get("references", {}), body)
     return walker.result()
+
+
+def parse_for_spans(body: str) -> tuple[list[Token], dict]:
+    """The body's tokens and env as ``parse_markdown`` sees them, each link token noting
+    in ``meta["span"]`` where its target stands in its inline source (``kb.parse.spans``)."""
+    env: dict = {_WANTS_SPANS: True}
+    return markdown_parser().parse(body, env), env
 
 
 def plain_parts(body: str) -> MarkdownParts:

@@ -192,13 +192,18 @@ def _dedupe(items: Iterable[str]) -> list[str]:
     return out
 
 
+def typed_link_values(meta: dict[str, Any], key: str) -> list[str]:
+    """The targets a typed front-matter link key holds, as written (``name#anchor``)."""
+    return _string_list(meta.get(key), split=False)
+
+
 def _typed_links(
     meta: dict[str, Any], text: str, body_start_line: int, keys: Iterable[str]
 ) -> list[Link]:
     links: list[Link] = []
     header_lines = text.split("\n", body_start_line)[: body_start_line - 1]
     for key in keys:
-        targets = _string_list(meta.get(key), split=False)
+        targets = typed_link_values(meta, key)
         if not targets:
             continue
         line = _key_line(header_lines, key)
