@@ -51,6 +51,11 @@ class Config:
     def store_path(self) -> Path:
         return self.index_dir / "kb.sqlite"
 
+    @property
+    def move_journal(self) -> Path:
+        """Where ``kb mv`` writes what it is about to do (``kb.move_transaction``)."""
+        return self.index_dir / "kb-mv.journal"
+
     def settings_signature(self) -> str:
         """The settings that change what notes mean; when they change, ingest starts over."""
         import json

@@ -405,15 +405,17 @@ class KnowledgeBase:
             self.ingest()
             plan = self.plan_move(note, new_path)
             changes = [FileChange(f.path, f.before, f.after) for f in plan.files]
-            run_move(self.config.index_dir, plan.source, plan.destination, changes)
+            run_move(self.config.move_journal, plan.source, plan.destination, changes)
         return plan, self.ingest()
 
     def finish_interrupted_move(self) -> str | None:
         """Finish or undo a ``kb mv`` a kill interrupted (every file wholly before or
         wholly after); what was done, in one line, or None when there was none."""
+        if not self.config.move_journal.exists():
+            return None  # every command asks: a stat, not an import
         from kb.move_transaction import recover
 
-        return recover(self.config.index_dir)
+        return recover(self.config.move_journal)
 
     # -- connections ------------------------------------------------------------------
 

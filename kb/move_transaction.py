@@ -25,7 +25,6 @@ from typing import Any, NamedTuple
 
 from kb.errors import KbError, UsageError
 
-JOURNAL_NAME = "kb-mv.journal"
 _LOCK_NAME = "kb-mv.lock"
 _JOURNAL_VERSION = 1
 
@@ -68,9 +67,9 @@ def move_lock(index_dir: Path) -> Iterator[None]:
         os.close(descriptor)
 
 
-def run_move(index_dir: Path, source: Path, destination: Path, changes: list[FileChange]) -> None:
-    """Write every change and rename ``source`` to ``destination``, or nothing."""
-    journal = index_dir / JOURNAL_NAME
+def run_move(journal: Path, source: Path, destination: Path, changes: list[FileChange]) -> None:
+    """Write every change and rename ``source`` to ``destination``, or nothing; what is
+    about to be done is in ``journal`` until it is done."""
     if journal.exists():
         raise KbError(f"{journal} is left by an unfinished move; run any kb command first")
     created = _missing_parents(destination.parent)
@@ -87,7 +86,7 @@ def run_move(index_dir: Path, source: Path, destination: Path, changes: list[Fil
         if source.parent != destination.parent:
             _fsync_folder(source.parent)
         journal.unlink()
-        _fsync_folder(index_dir)
+        _fsync_folder(journal.parent)
     except BaseException:
         # Whatever step was cut off: the note goes back, and every file that holds the
         # new bytes gets its old ones (a file holding anything else is left alone).
@@ -144,14 +143,34 @@ def _write_journal(
 
 
 def _byte_edits(before: bytes, after: bytes) -> list[list[Any]]:
-    """The spans where ``after`` differs from ``before``: [offset, old, new] (base64)."""
-    import difflib
-
-    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    """Where ``after`` differs from ``before``, as one span [offset, old, new] (base64):
+    from the first byte that differs to the last (link edits are few; this is enough to
+    go either way, and linear)."""
+    if before == after:
+        return []
+    shortest = min(len(before), len(after))
+    low, high = 0, shortest  # the longest common prefix, by slices compared in C
+    while low < high:
+        middle = (low + high + 1) // 2
+        if before[:middle] == after[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    prefix = low
+    low, high = 0, shortest - prefix
+    while low < high:
+        middle = (low + high + 1) // 2
+        if before[len(before) - middle :] == after[len(after) - middle :]:
+            low = middle
+        else:
+            high = middle - 1
+    suffix = low
     return [
-        [i1, _b64(before[i1:i2]), _b64(after[j1:j2])]
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
+        [
+            prefix,
+            _b64(before[prefix : len(before) - suffix]),
+            _b64(after[prefix : len(after) - suffix]),
+        ]
     ]
 
 
@@ -296,15 +315,14 @@ def _fsync_folder(folder: Path) -> None:
 # -- after a kill ------------------------------------------------------------------------------
 
 
-def recover(index_dir: Path) -> str | None:
+def recover(journal: Path) -> str | None:
     """Finish or undo a move a kill interrupted; what was done, in one line (None: no
     journal). The move is finished when the note is already at its new path, else undone."""
-    journal = index_dir / JOURNAL_NAME
     if not journal.exists():
         return None
     import fcntl
 
-    descriptor = os.open(index_dir / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    descriptor = os.open(journal.parent / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)

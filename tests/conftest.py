@@ -18,7 +18,7 @@ SHARED_CORPORA = REPO.parent / "shared" / "corpora"
 # Test tiers, by module: `pytest -m unit` is the quick loop over pure code, `-m "not slow"`
 # skips the tests that take seconds. A module not named here is an integration test.
 _UNIT_MODULES = frozenset(
-    {"test_parse", "test_fences", "test_query", "test_store", "test_linebreak"}
+    {"test_parse", "test_fences", "test_query", "test_store", "test_linebreak", "test_spans"}
 )
 _TUI_MODULES = frozenset({"test_tui", "test_snapshots", "test_e2e"})
 

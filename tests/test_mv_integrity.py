@@ -262,3 +262,19 @@ def test_a_symlinked_linking_note_is_edited_where_it_points(make_kb) -> None:
     assert result.exit_code == 0, result.output
     assert (kb.notes_root / "alias/l.md").is_symlink()
     assert (kb.notes_root / "real/l.md").read_text(encoding="utf-8") == "# l\n\n[t](../zz.md)\n"
+
+
+def test_the_journal_edits_go_both_ways() -> None:
+    """What a recovery applies: the journal's byte edits turn the old bytes into the new
+    and back, for any two byte strings."""
+    import random
+
+    from kb.move_transaction import _apply_edits, _byte_edits, _undo_edits
+
+    chooser = random.Random(21)
+    for _ in range(2000):
+        before = bytes(chooser.choice(b"ab\r\n") for _ in range(chooser.randint(0, 12)))
+        after = bytes(chooser.choice(b"ab\r\n") for _ in range(chooser.randint(0, 12)))
+        edits = _byte_edits(before, after)
+        assert _apply_edits(before, edits) == after
+        assert _undo_edits(after, edits) == before
