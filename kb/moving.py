@@ -40,12 +40,15 @@ class LinkAt(NamedTuple):
 
 
 class LinkEdit(NamedTuple):
-    """One link target changed: in ``source`` (the note's old path for its own links)."""
+    """One link target changed: in ``source`` (the note's old path for its own links), at
+    1-based ``line``, from character ``column`` (0-based, in the line as the parser reads
+    it: an editor converts it to its own units)."""
 
     source: Path
     line: int
     old: str
     new: str
+    column: int = 0
 
 
 class FileEdit(NamedTuple):
@@ -225,7 +228,8 @@ def edit_file(
         text = new if written == span.target else _written_like(written, unquote(new))
         if text != written:
             replacements.append((span.start, span.end, text))
-            edits.append(LinkEdit(path, span.line, written, text))
+            line_start = exact.normalised.rfind("\n", 0, span.start) + 1
+            edits.append(LinkEdit(path, span.line, written, text, span.start - line_start))
     return exact.replaced(replacements), edits, set(wanted) - found
 
 
