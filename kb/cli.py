@@ -45,6 +45,7 @@ LAZY_COMMANDS = {
     "info": "info",
     "edit": "edit",
     "mv": "mv",
+    "sql": "sql",
     "completion": "completion",
     "help": "help_command",
 }

@@ -538,6 +538,32 @@ def mv(ctx: click.Context, note: str, new_path: str, dry_run: bool) -> None:
 
 
 @click.command()
+@click.argument("query")
+@click.option("--json", "fmt", flag_value="json", help="A JSON array of objects.")
+@click.option("--jsonl", "fmt", flag_value="jsonl", help="One JSON object a line.")
+@click.option("--csv", "fmt", flag_value="csv", help="CSV with a header row.")
+@click.option("--tsv", "fmt", flag_value="tsv", help="TSV with a header row.")
+@click.option("--table", "fmt", flag_value="table", help="A table (the default on a terminal).")
+@click.pass_context
+def sql(ctx: click.Context, query: str, fmt: str | None) -> None:
+    """Run one read-only SQL QUERY over the store's views: notes, links, backlinks, tags,
+    headings (their columns are in docs/sql.md).
+
+    \b
+    kb sql "select title, date from notes where tags like '%gpu%' order by date desc"
+    kb sql "select tag, notes from tags order by notes desc limit 5" --json
+
+    A table on a terminal, JSON when piped (as sqlite-utils query prints). A statement
+    that would write is refused (exit 2).
+    """
+    result = _open(ctx).sql(query)
+    fmt = fmt or ("table" if sys.stdout.isatty() else "json")
+    from kb.sql_output import write_rows
+
+    write_rows(result.columns, result.rows, fmt, sys.stdout)
+
+
+@click.command()
 @click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
 def completion(shell: str) -> None:
     """Print the shell completion script for SHELL.

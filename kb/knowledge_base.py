@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from kb.moving import MovePlan
     from kb.naming import NoteRef
     from kb.search import SearchResults
+    from kb.store.sql import QueryResult
     from kb.views import NoteChoice, NotePage, NoteSummary, TagNode
 
 P = ParamSpec("P")
@@ -416,6 +417,14 @@ class KnowledgeBase:
         from kb.move_transaction import recover
 
         return recover(self.config.move_journal)
+
+    # -- kb sql ---------------------------------------------------------------------------
+
+    def sql(self, query: str) -> QueryResult:
+        """One read-only SQL statement over the store's documented views (``kb sql``)."""
+        from kb.store.sql import read_only_query
+
+        return read_only_query(self.config.store_path, query)
 
     # -- connections ------------------------------------------------------------------
 

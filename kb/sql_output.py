@@ -1,0 +1,39 @@
+"""Printing ``kb sql``'s rows as ``sqlite-utils query`` prints them: JSON (through
+sqlite-utils' own writer), JSON lines, CSV, TSV, or a table on a terminal.
+
+A table cell is note data on a terminal, so it is printed without control characters and
+padded by display width (a Chinese character is two columns); JSON keeps exact values.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from typing import Any, TextIO
+
+
+def write_rows(columns: list[str], rows: Iterable[tuple[Any, ...]], fmt: str, out: TextIO) -> None:
+    if fmt in ("json", "jsonl"):
+        from sqlite_utils.cli import output_rows
+
+        for line in output_rows(rows, columns, nl=fmt == "jsonl", arrays=False, json_cols=False):
+            out.write(line + "\n")
+    elif fmt in ("csv", "tsv"):
+        writer = csv.writer(out, dialect="excel-tab" if fmt == "tsv" else "excel")
+        writer.writerow(columns)
+        writer.writerows(rows)
+    else:
+        _table(columns, rows, out)
+
+
+def _table(columns: list[str], rows: Iterable[tuple[Any, ...]], out: TextIO) -> None:
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    from kb.text import one_line
+
+    table = Table(*columns, show_edge=False, header_style="bold", pad_edge=False)
+    for row in rows:
+        table.add_row(*(Text("" if value is None else one_line(str(value))) for value in row))
+    Console(file=out, highlight=False).print(table)
