@@ -135,7 +135,7 @@ _NOT_RUN_HERE = {
 @pytest.mark.slow
 def test_every_command_table_example_runs(bundled: Path) -> None:
     examples = _command_table_examples()
-    assert len(examples) == 19 and "kb show xcgs" in examples
+    assert len(examples) == 20 and "kb show xcgs" in examples
     if shutil.which("kb", path=str(Path(sys.executable).parent)) is None:
         pytest.skip("the kb command is not installed beside this Python")
     for example in examples:
