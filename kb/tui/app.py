@@ -311,4 +311,7 @@ def make_app(
 
 
 def run(kb: KnowledgeBase, note_id: int | None = None, query: str = "") -> None:
-    make_app(kb, note_id=note_id, query=query).run()
+    app = make_app(kb, note_id=note_id, query=query)
+    app.run()
+    if app.return_code:  # it crashed (Textual printed why): not a success for the shell
+        raise SystemExit(app.return_code)
