@@ -13,8 +13,9 @@ import signal
 import stat
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,12 +39,12 @@ from kb.scan import (
 from kb.store import FileStamp, NoteRecord, StatStamp, Store, pack_text
 
 if TYPE_CHECKING:
-    from concurrent.futures import ProcessPoolExecutor
-
     from kb.links import NoteName
 
 ProgressCallback = Callable[[int, int], None]
 _PARALLEL_FROM = 300  # below this, starting worker processes costs more than it saves
+_CHUNK = 16  # files per message to a parse worker
+_IN_FLIGHT = 2  # chunks a worker is sent ahead of its answers: it never waits for work
 _BATCH = 200
 _FULL_LINKS_SHARE = 8  # resolve every link at once when a run wrote over 1/8 of the notes
 
@@ -191,11 +192,6 @@ def _init_worker(parent: int) -> None:
     # Interrupts are the parent's to handle: it rolls the transaction back, then stops us.
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
-    # A surviving worker must never hold the caller's pipes: `$(kb ingest)` would hang.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.dup2(devnull, 2)
-    os.close(devnull)
     _exit_with_parent(parent)
 
 
@@ -219,44 +215,196 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="kb-parent-watch", daemon=True).start()
 
 
+def run_worker(jobs_fd: int, results_fd: int, parent: int) -> None:
+    """A parse worker: chunks of jobs come in on one pipe, their results go out on the
+    other, in the order asked, until the parent closes the jobs."""
+    import pickle
+
+    _init_worker(parent)
+    with open(jobs_fd, "rb") as jobs, open(results_fd, "wb") as results:
+        while True:
+            try:
+                chunk: list[LoadJob] = pickle.load(jobs)
+            except EOFError:
+                return
+            answer: list[LoadResult] | BaseException
+            try:
+                answer = [load_file(job) for job in chunk]
+            except Exception as exc:  # a bug: the parent raises it, as for its own files
+                answer = exc
+            try:
+                data = pickle.dumps(answer, pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:
+                data = pickle.dumps(RuntimeError(f"parse worker: {answer!r} ({exc})"))
+            results.write(data)
+            results.flush()
+
+
 def load_files(jobs: list[LoadJob]) -> Iterator[LoadResult]:
     """Load in order; in worker processes when there are enough files to pay for them."""
     workers = min(os.cpu_count() or 1, 4)
-    if len(jobs) < _PARALLEL_FROM or workers < 2:
+    if len(jobs) < _PARALLEL_FROM or workers < 2 or not sys.executable:
         yield from map(load_file, jobs)
         return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-    from concurrent.futures.process import BrokenProcessPool
-
-    # Spawned, not forked: a fork from a process with threads (the TUI) can deadlock, and a
-    # forked worker would inherit every descriptor, the ingest lock's among them.
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_init_worker,
-        initargs=(os.getpid(),),
-    )
+    chunks = [jobs[i : i + _CHUNK] for i in range(0, len(jobs), _CHUNK)]
+    pool = _ParsePool(workers, chunks)
     try:
-        yield from pool.map(load_file, jobs, chunksize=16)
-    except BrokenProcessPool:
-        _stop(pool)
-        raise KbError(
-            "a parse worker process died (out of memory, or a script calling kb without an "
-            "'if __name__ == \"__main__\":' guard); nothing was changed"
-        ) from None
-    except BaseException:
-        _stop(pool)
-        raise
-    pool.shutdown()
+        for answer in pool.answers():
+            yield from answer
+    finally:
+        pool.stop()  # at the end, or early (an error, Ctrl-C): the workers are not wanted
 
 
-def _stop(pool: ProcessPoolExecutor) -> None:
-    """End the workers now: whatever they are still parsing is not wanted."""
-    pool.shutdown(wait=False, cancel_futures=True)
-    # Python 3.14 has pool.terminate_workers(); before it, the processes are only here.
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        process.kill()
+class _Worker:
+    """One parse worker process, the two pipes to it, and the chunks it was sent."""
+
+    def __init__(self) -> None:
+        import subprocess
+
+        jobs_r, jobs_w = os.pipe()  # not inheritable: no other worker gets our ends
+        results_r, results_w = os.pipe()
+        path = [entry for entry in sys.path if isinstance(entry, str)]  # where kb is found
+        code = (
+            f"import sys; sys.path[:] = {path!r}; from kb.ingest import run_worker; "
+            f"run_worker({jobs_r}, {results_w}, {os.getpid()})"
+        )
+        try:
+            # Not multiprocessing: it hands its helper process sys.stderr's descriptor,
+            # which the app (Textual) does not have, and its children the caller's
+            # terminal or pipes. These get /dev/null and a session of their own.
+            self.process = subprocess.Popen(
+                [sys.executable, "-c", code],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                pass_fds=(jobs_r, results_w),
+                start_new_session=True,
+            )
+        except BaseException:
+            for fd in (jobs_w, results_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(jobs_r)
+            os.close(results_w)
+        self.jobs = open(jobs_w, "wb")  # noqa: PTH123, SIM115 - closed by _feed
+        self.results = open(results_r, "rb")  # noqa: PTH123, SIM115 - closed by _read
+        self.sent: deque[int] = deque()  # chunks sent and not yet answered, in order
+
+    def died(self) -> str:
+        """How it ended, for the user: out of memory is the usual reason."""
+        try:
+            code = self.process.wait(timeout=5)
+        except Exception:
+            return "it stopped answering"
+        if code < 0:
+            with suppress(ValueError):
+                return f"killed by {signal.Signals(-code).name}, out of memory?"
+            return f"killed by signal {-code}"
+        return f"exit status {code}"
+
+
+class _ParsePool:
+    """Worker processes that parse chunks of files; answers come back in chunk order.
+
+    Each worker has a feeding thread (at most _IN_FLIGHT chunks ahead of its answers, so a
+    slow chunk holds up one worker only) and a reading thread that always drains its
+    answers, so neither side of a pipe ever waits on the other."""
+
+    def __init__(self, size: int, chunks: list[list[LoadJob]]) -> None:
+        import threading
+
+        self.chunks = chunks
+        self.next_chunk = 0
+        self.done: dict[int, list[LoadResult] | BaseException] = {}
+        self.failure: str | None = None
+        self.stopped = False
+        self.changed = threading.Condition()
+        self.workers: list[_Worker] = []
+        try:
+            for _ in range(size):
+                self.workers.append(_Worker())
+        except OSError as exc:
+            self.stop()
+            for worker in self.workers:  # no threads of theirs started to close them
+                worker.jobs.close()
+                worker.results.close()
+            raise KbError(f"cannot start a parse worker process: {exc.strerror or exc}") from None
+        for number, worker in enumerate(self.workers):
+            for target in (self._feed, self._read):
+                name = f"kb-parse-{target.__name__[1:]}-{number}"
+                threading.Thread(target=target, args=(worker,), name=name, daemon=True).start()
+
+    def answers(self) -> Iterator[list[LoadResult]]:
+        for index in range(len(self.chunks)):
+            with self.changed:
+                while index not in self.done and self.failure is None:
+                    self.changed.wait()
+                if index not in self.done:
+                    raise KbError(
+                        f"a parse worker process died ({self.failure}); nothing was changed"
+                    )
+                answer = self.done.pop(index)
+                self.changed.notify_all()
+            if isinstance(answer, BaseException):
+                raise answer
+            yield answer
+
+    def _feed(self, worker: _Worker) -> None:
+        import pickle
+
+        try:
+            while True:
+                with self.changed:
+                    while len(worker.sent) >= _IN_FLIGHT and not self.stopped:
+                        self.changed.wait()
+                    if self.stopped or self.next_chunk == len(self.chunks):
+                        return
+                    index = self.next_chunk
+                    self.next_chunk += 1
+                    worker.sent.append(index)
+                worker.jobs.write(pickle.dumps(self.chunks[index], pickle.HIGHEST_PROTOCOL))
+                worker.jobs.flush()
+        except OSError:  # it died: what it was sent is lost
+            self._fail(worker)
+        finally:
+            with suppress(OSError):
+                worker.jobs.close()  # its end of the jobs: the worker exits
+
+    def _read(self, worker: _Worker) -> None:
+        import pickle
+
+        with worker.results:
+            while True:
+                try:
+                    answer = pickle.load(worker.results)
+                except Exception:  # the pipe ended, or ended mid-answer: the worker is gone
+                    break
+                with self.changed:
+                    self.done[worker.sent.popleft()] = answer
+                    self.changed.notify_all()
+        with self.changed:
+            # A worker ends by itself only once every chunk is handed out and answered.
+            lost = bool(worker.sent) or self.next_chunk < len(self.chunks)
+        if lost:
+            self._fail(worker)
+
+    def _fail(self, worker: _Worker) -> None:
+        reason = worker.died()
+        with self.changed:
+            if not self.stopped and self.failure is None:
+                self.failure = reason
+            self.changed.notify_all()
+
+    def stop(self) -> None:
+        """End the workers now: whatever they are still parsing is not wanted."""
+        with self.changed:
+            self.stopped = True
+            self.changed.notify_all()
+        for worker in self.workers:
+            with suppress(OSError):
+                worker.process.kill()
+            worker.process.wait()
 
 
 @contextmanager

@@ -180,7 +180,12 @@ class KnowledgeBase:
         name = self.config.raw.get("engine") or store.meta.get("engine") or DEFAULT_ENGINE
         return engine_entry(str(name))
 
-    def ingest_changed(self, paths: list[Path], lock_wait: float | None = None) -> IngestStats:
+    def ingest_changed(
+        self,
+        paths: list[Path],
+        lock_wait: float | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> IngestStats:
         """Bring the store up to date after the system said ``paths`` changed: only those
         when each is a note file (a fraction of a second, where a walk of every note takes
         1.7 s at 100,000), else every note (a folder, or a file that is not a note, may
@@ -189,8 +194,8 @@ class KnowledgeBase:
 
         named = sorted(set(paths))
         if not named or not all(is_note_name(path.name) for path in named):
-            return self.ingest(lock_wait=lock_wait)
-        return self.ingest(named, lock_wait=lock_wait)
+            return self.ingest(lock_wait=lock_wait, progress=progress)
+        return self.ingest(named, lock_wait=lock_wait, progress=progress)
 
     def ingest_file(self, path: Path) -> IngestStats:
         """Refresh one note file (the editing loop calls this after ``$EDITOR`` returns)."""

@@ -82,3 +82,34 @@ def test_installed_kb_in_a_real_terminal(tmp_path: Path) -> None:
         terminal.wait_for("KB_EXITED_0")
     finally:
         terminal.close()
+
+
+@pytest.mark.slow
+def test_the_app_on_400_notes_without_an_index_then_a_burst_of_500(tmp_path: Path) -> None:
+    """The first opening of a big folder, then a checkout rewriting 500 notes: the app
+    parses in worker processes both times, stays up, and finds the new text."""
+    kb = shutil.which("kb", path=str(Path(sys.executable).parent))
+    assert kb, "the kb command is not installed beside this Python"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    for i in range(400):
+        (notes / f"n{i:03}.md").write_text(f"# 笔记 {i}\n\nquokka w{i}x\n", encoding="utf-8")
+    (tmp_path / "kb.yaml").write_text("roots: [notes]\n", encoding="utf-8")
+    command = f"{shlex.quote(kb)} --kb {shlex.quote(str(tmp_path))}; echo KB_EXITED_$?; sleep 30"
+    terminal = Terminal(f"kbbig{tmp_path.name}", command, size=(120, 30))
+    try:
+        terminal.wait_for("Indexed 400 notes", timeout=60)
+        terminal.send("w123x")
+        terminal.wait_for("笔记 123")
+        terminal.send("C-u")
+        terminal.send("checkout")  # nothing holds it yet
+        terminal.wait_for("checkout  ")
+        terminal.wait_for("\n 0 notes")
+        for i in range(500):  # 100 new notes, 400 rewritten
+            (notes / f"n{i:03}.md").write_text(f"# 笔记 {i}\n\ncheckout\n", encoding="utf-8")
+        terminal.wait_for("30 notes", timeout=60)  # the results refreshed: the first 30
+        assert "Traceback" not in terminal.screen()
+        terminal.send("C-q")
+        terminal.wait_for("KB_EXITED_0")
+    finally:
+        terminal.close()

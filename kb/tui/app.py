@@ -25,6 +25,7 @@ PaletteNotes = tuple[list[tuple[int, str, str]], list[str]]
 
 WATCH_SECONDS = 3.0  # the stat walk's period, where file notifications are not available
 WATCH_DEBOUNCE_MS = 400  # a burst of notifications (an editor's save) is one re-ingest
+PROGRESS_FROM = 100  # files; a refresh of fewer is over before its count could be read
 
 # The screens, dialogs and palette import KbApp (for their typed ``app``), so the app
 # imports them when it first needs them, not at the top.
@@ -154,22 +155,26 @@ class KbApp(App[None]):
         self._ingest(first, paths)
 
     def _ingest(self, first: bool, paths: list[Path] | None = None) -> None:
-        """In a worker. ``first``: with progress, after any ingest of ours still running;
-        else (the watch timer) a tick that finds an ingest running leaves it to the next.
-        Named notes wait for a running ingest: that one may have passed them already."""
+        """In a worker. ``first``: after any ingest of ours still running; else (the watch
+        timer) a tick that finds an ingest running leaves it to the next. Named notes wait
+        for a running ingest: that one may have passed them already. A first ingest, and
+        any of PROGRESS_FROM files or more (a checkout, a renamed folder), counts its
+        progress in the status line."""
+        counted = False
 
         def progress(done: int, total: int) -> None:
-            self.post_message(IngestProgress(done, total))
+            nonlocal counted
+            if first or total >= PROGRESS_FROM:
+                counted = True
+                self.post_message(IngestProgress(done, total))
 
         if not self._one_ingest.acquire(blocking=first or bool(paths)):
             return
         try:
             if paths:
-                stats = self.kb.ingest_changed(paths, lock_wait=0)
+                stats = self.kb.ingest_changed(paths, lock_wait=0, progress=progress)
             else:
-                stats = self.kb.ingest(
-                    progress=progress if first else None, lock_wait=None if first else 0
-                )
+                stats = self.kb.ingest(progress=progress, lock_wait=None if first else 0)
         except IngestLocked:
             return  # another process is ingesting; the next tick catches up
         except KbError as exc:
@@ -177,7 +182,9 @@ class KbApp(App[None]):
             return
         finally:
             self._one_ingest.release()
-        if stats.changed or first:
+            if counted:  # the status line says what the screen shows again
+                self.call_from_thread(self.refresh_screens)
+        if (stats.changed or first) and not counted:
             self.call_from_thread(self.refresh_screens)
         if first:
             self.call_from_thread(
@@ -304,4 +311,7 @@ def make_app(
 
 
 def run(kb: KnowledgeBase, note_id: int | None = None, query: str = "") -> None:
-    make_app(kb, note_id=note_id, query=query).run()
+    app = make_app(kb, note_id=note_id, query=query)
+    app.run()
+    if app.return_code:  # it crashed (Textual printed why): not a success for the shell
+        raise SystemExit(app.return_code)

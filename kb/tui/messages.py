@@ -39,7 +39,11 @@ class NotesChanged(Message):
 
 @dataclass
 class IngestProgress(Message):
-    """A first ingest has read ``done`` of ``total`` note files."""
+    """An ingest has read ``done`` of ``total`` note files."""
 
     done: int
     total: int
+
+    def can_replace(self, message: Message) -> bool:
+        # One a file: a newer count waiting in the queue makes this one moot.
+        return isinstance(message, IngestProgress)
