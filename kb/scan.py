@@ -203,6 +203,7 @@ def _walk(
             )
             continue
         prefix = f"{folder_rel}/" if folder_rel else ""
+        inner = root.inner  # roots of their own inside this one: their notes are theirs
         # The exclusion rules beyond hidden and tool folders apply at the top, or by pattern.
         ruled = not folder_rel or bool(config.exclude)
         for entry in entries:
@@ -233,6 +234,8 @@ def _walk(
                     _problem(result, root, config, rel, "symlink", _OUTSIDE_LINK)
                 continue
             if is_dir:
+                if inner and rel in inner:
+                    continue
                 (linked if via_link or is_link else stack).append(
                     (entry.path, rel, via_link or is_link)
                 )
