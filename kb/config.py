@@ -21,7 +21,9 @@ _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmg]?i?b?)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 # Limits that keep a hostile or mistaken kb.yaml (a cloned repository's, found by the upward
 # search) from hanging kb or eating its memory: each costs one line, never a hang.
-MAX_SETTINGS_BYTES = 1024**2  # kb.yaml itself; a big glossary belongs in a synonyms file
+# kb.yaml itself, read by every command: libyaml takes ~0.4 s for 256 KB of it. A big
+# glossary belongs in a synonyms file.
+MAX_SETTINGS_BYTES = 256 * 1024
 MAX_SETTING_FILE_BYTES = 10 * 1024**2  # a file a setting names (synonyms: glossary.tsv)
 MAX_FILE_SIZE_LIMIT = 1024**3  # max_file_size: a note is read whole, into memory
 MAX_LOCK_WAIT_SECONDS = 24 * 3600
@@ -29,6 +31,9 @@ MAX_SYNONYM_GROUPS = 10_000
 MAX_MENTION_TERMS = 1_000
 MAX_TERM_CHARS = 200  # a glossary word or a mention term; a query holds 500 characters
 _SHOWN = 3  # terms named in one warning
+# A YAML alias (`*name`) after whitespace or a flow indicator, as front matter finds them:
+# text without one needs no check for aliases.
+_MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\]}]", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,13 +299,14 @@ def read_setting_file(path: Path, setting: str, limit: int) -> str:
     except OSError as exc:
         reason = "a symlink loop" if exc.errno == errno.ELOOP else _os_reason(exc)
         raise KbError(f"{path}: cannot read {setting}: {reason}") from None
-    with os.fdopen(fd, "rb") as file:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            from kb.scan import file_kind
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        from kb.scan import file_kind
 
-            reason = f"it is {file_kind(mode)}, not a regular file"
-            raise KbError(f"{path}: cannot read {setting}: {reason}")
+        reason = f"it is {file_kind(mode)}, not a regular file"
+        raise KbError(f"{path}: cannot read {setting}: {reason}")
+    with os.fdopen(fd, "rb") as file:
         try:
             data = file.read(limit + 1)
         except OSError as exc:
@@ -368,7 +374,10 @@ def parse_size(value: Any) -> int:
 
 
 def _max_file_size(value: Any, settings: Path) -> int:
-    size = parse_size(value)
+    try:
+        size = parse_size(value)
+    except KbError as exc:
+        raise KbError(f"{settings}: {exc}") from None
     if not 0 < size <= MAX_FILE_SIZE_LIMIT:
         raise KbError(
             f"{settings}: max_file_size: {value!r} is not a size kb can use; give one "
@@ -462,7 +471,8 @@ def load_settings_text(text: str) -> Any:
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    for event in yaml.parse(text, Loader=loader):
+    events = yaml.parse(text, Loader=loader) if _MAYBE_ALIAS.search(text) else ()
+    for event in events:
         if isinstance(event, yaml.AliasEvent):
             mark = event.start_mark
             raise AliasFound(mark.line + 1 if mark is not None else 0)
