@@ -156,7 +156,7 @@ def scan_root(root: NotesRoot, config: Config, start: Path | None = None) -> Sca
         real = os.path.realpath(entry.path)
         if real.startswith(root_real + os.sep):
             real_rel = Path(os.path.relpath(real, root_real)).as_posix()
-            if prefix + real_rel in files:
+            if prefix + real_rel in files or _in_inner_root(real_rel, root):
                 continue
         _add_entry(result, root, config, entry, rel, seen_files)
     return result
@@ -285,6 +285,11 @@ def _add_file(
     result.files[path] = NoteFile(
         path, root.name, rel, abs_path, info.st_size, info.st_mtime_ns, kind
     )
+
+
+def _in_inner_root(rel: str, root: NotesRoot) -> bool:
+    """Whether ``rel`` lies in a root nested in ``root``: a note of that root, not this one."""
+    return any(rel.startswith(f"{inner}/") for inner in root.inner)
 
 
 def _excluded(name: str, rel: str, config: Config, top_level: bool) -> bool:

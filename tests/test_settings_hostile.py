@@ -273,6 +273,10 @@ def test_a_nested_root_owns_its_notes_and_each_note_is_indexed_once(make_kb: Mak
     assert _paths(listed) == ["notes/a.md", "sub/b.md"]
     assert "roots: 'notes/sub' is inside 'notes'; its notes belong to 'notes/sub'" in listed.stderr
     assert _paths(run_cli(kb, "search", "shared", "--json")) == ["notes/a.md", "sub/b.md"]
+    # A link in the outer root to the inner root's folder does not name its notes again.
+    (kb.home / "notes" / "also").symlink_to("sub")
+    assert run_cli(kb, "ingest").exit_code == 0
+    assert _paths(run_cli(kb, "list", "--json")) == ["notes/a.md", "sub/b.md"]
     # Ingesting the inner note by its path keeps it under the inner root.
     again = run_cli(kb, "ingest", str(kb.home / "notes" / "sub" / "b.md"))
     assert again.exit_code == 0, again.output
