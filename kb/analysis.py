@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from kb.engines.plan import MAX_BOOSTS
-from kb.query import And, Field, Node, Not, Or, Query, Word
+from kb.query import MAX_TERMS, And, Field, Node, Not, Or, Query, Word
 from kb.query import Phrase as QueryPhrase
 from kb.stopwords import STOP_WORDS
 from kb.tokenize import latin_parts, normalise, segments
@@ -81,6 +81,27 @@ class _Remembering:
 
     def completions(self, prefix: str, limit: int) -> list[str]:
         return self.lexicon.completions(prefix, limit)
+
+
+class Partnering(Protocol):
+    """What gives a word its glossary partners: ``kb.glossary.Glossary`` is one."""
+
+    def partners(self, term: str) -> tuple[str, ...]: ...
+
+
+class _Rationed:
+    """A glossary that gives one query at most ``budget`` partners in all, so the query's
+    MAX_TERMS cap reaches its expansion too: 32 words each with a crowded kb.yaml group
+    search no more alternatives than 32 words."""
+
+    def __init__(self, glossary: Partnering, budget: int) -> None:
+        self.glossary = glossary
+        self.left = budget
+
+    def partners(self, term: str) -> tuple[str, ...]:
+        found = self.glossary.partners(term)[: self.left] if self.left > 0 else ()
+        self.left -= len(found)
+        return found
 
 
 class WordReading(Value):
@@ -140,8 +161,9 @@ def read_query(
     if root is None:  # nothing searchable was left
         root = query.root
     read = Query(root, query.text, query.explicit)
+    rationed = _Rationed(glossary, MAX_TERMS) if glossary is not None else None
     words = tuple(
-        _word_reading(word, lexicon, count, glossary, exact)
+        _word_reading(word, lexicon, count, rationed, exact)
         if word.prefix is False or _is_latin(word.text)
         else _prefix_reading(word)
         for word in _content_words(root)
@@ -327,7 +349,7 @@ def _word_reading(
     word: Word,
     lexicon: Lexicon,
     count: Callable[[Text], int],
-    glossary: Glossary | None,
+    glossary: Partnering | None,
     exact: bool,
 ) -> WordReading:
     from kb.engines.plan import Prefix, Sequence, Term, phrase_plan, word_plan
@@ -412,7 +434,7 @@ def _any(*texts: Text) -> Text:
     return unique[0] if len(unique) == 1 else AnyOf(unique)
 
 
-def _partners(term: str, glossary: Glossary | None) -> tuple[Text, ...]:
+def _partners(term: str, glossary: Partnering | None) -> tuple[Text, ...]:
     from kb.engines.plan import phrase_plan, word_plan
 
     if glossary is None:

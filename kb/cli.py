@@ -114,10 +114,19 @@ def _open(ctx: click.Context) -> KnowledgeBase:
     from kb.knowledge_base import KnowledgeBase
 
     kb = KnowledgeBase.open(ctx.obj.get("kb_dir"))
+    _warn_settings(kb)
     recovered = kb.finish_interrupted_move()
     if recovered:
         click.echo(f"kb: {recovered}", err=True)
     return kb
+
+
+def _warn_settings(kb: KnowledgeBase) -> None:
+    """What kb.yaml asks for that kb did only in part, one line each, on stderr."""
+    from kb.text import strip_controls
+
+    for warning in kb.config.warnings:
+        click.echo(f"kb: warning: {kb.home / 'kb.yaml'}: {strip_controls(warning)}", err=True)
 
 
 @click.group(cls=KbGroup, invoke_without_command=True)

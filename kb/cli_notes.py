@@ -16,7 +16,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import click
 
 from kb import __version__
-from kb.cli import SearchCommand, _fail, _open, _path_line, _show_problems, _use_color
+from kb.cli import (
+    SearchCommand,
+    _fail,
+    _open,
+    _path_line,
+    _show_problems,
+    _use_color,
+    _warn_settings,
+)
 from kb.errors import KbError
 
 if TYPE_CHECKING:
@@ -426,6 +434,7 @@ def info(ctx: click.Context, as_json: bool) -> None:
 
     home, reason = KnowledgeBase.locate(ctx.obj.get("kb_dir"))
     kb = KnowledgeBase.open(home)
+    _warn_settings(kb)
     config_file = kb.home / "kb.yaml"
     try:
         engine = kb.engine_name()

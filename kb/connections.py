@@ -399,12 +399,13 @@ def mentions(
 ) -> list[Mention]:
     """Notes whose prose names this note's title or alias without linking to it; a name
     in ``ignored`` (``mention_ignore`` in kb.yaml) never does."""
-    from kb.query import Phrase, Query
+    from kb.query import MAX_TERMS, Phrase, Query
 
     names = store.notes.names([note_id])
     if not names:
         return []
-    configured = extra_terms or []
+    # Each configured term is a search: no more than a query's terms (kb.config warns).
+    configured = (extra_terms or [])[:MAX_TERMS]
     total = max(store.notes.count(), 1)
     linking = store.links.neighbours(note_id)[1]
     found: dict[int, Mention] = {}

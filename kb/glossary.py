@@ -23,6 +23,9 @@ from kb.errors import KbError
 from kb.tokenize import normalise
 
 SHIPPED_SOURCE = "kb/data/glossary.tsv"
+# A term's partners, at most: each is one more alternative a query word searches (the
+# shipped groups have at most 3). kb.config warns about the user's terms that have more.
+MAX_PARTNERS = 16
 
 Group = tuple[str, ...]
 Holding = dict[str, list[Group]]  # each term → the groups holding it, in file order
@@ -43,16 +46,19 @@ class Glossary:
         self._count = len(mine) + len(shipped_groups()) - emptied
 
     def partners(self, term: str) -> tuple[str, ...]:
-        """The other members of every group holding ``term``, user groups first."""
+        """The other members of every group holding ``term``, user groups first; at most
+        MAX_PARTNERS (a term in thousands of groups costs no more than one in a few)."""
         term = normalise_term(term)
         found: dict[str, None] = {}
         for group in self._user.get(term, ()):
             found.update(dict.fromkeys(group))
+            if len(found) > MAX_PARTNERS:  # the term itself is among them
+                break
         if term not in self._overridden:
             for group in self._shipped.get(term, ()):
                 found.update(dict.fromkeys(m for m in group if m not in self._overridden))
         found.pop(term, None)
-        return tuple(found)
+        return tuple(found)[:MAX_PARTNERS]
 
     def __len__(self) -> int:
         """How many groups are in force (the user's and the shipped ones left standing)."""
@@ -112,6 +118,15 @@ def user_groups(user: Mapping[str, Sequence[str]]) -> list[Group]:
         if group:
             groups.append(group)
     return groups
+
+
+def crowded_terms(user: Mapping[str, Sequence[str]]) -> list[str]:
+    """The user's terms with more than MAX_PARTNERS partners over all their groups."""
+    crowded = []
+    for term, groups in _holding(user_groups(user)).items():
+        if len(groups) > 1 and len(set().union(*groups)) > MAX_PARTNERS + 1:
+            crowded.append(term)
+    return crowded
 
 
 def load_glossary(user: Mapping[str, Sequence[str]] | None = None) -> Glossary:

@@ -598,17 +598,17 @@ class Ingester:
             resolved = target.resolve(strict=True)
         except (OSError, RuntimeError):  # missing, dangling or a loop (RuntimeError < 3.13)
             resolved = target.parent.resolve() / target.name
-        for root in self.config.roots:
-            if resolved == root.path:
-                prefix = f"{root.name}/" if self.config.prefixed else ""
-                return _Scope(root, root.path, prefix, True)
-            if root.path in resolved.parents:
-                rel = resolved.relative_to(root.path).as_posix()
-                if resolved.is_dir():
-                    rel += "/"
-                elif resolved.exists() and not is_note_name(resolved.name):
-                    raise NotesRootError(f"{target} is not a Markdown note (.md or .markdown)")
-                return _Scope(root, resolved, note_path(root, rel, self.config), False)
+        root = self.config.root_of(resolved)  # the innermost, when roots are nested
+        if root is not None and resolved == root.path:
+            prefix = f"{root.name}/" if self.config.prefixed else ""
+            return _Scope(root, root.path, prefix, True)
+        if root is not None:
+            rel = resolved.relative_to(root.path).as_posix()
+            if resolved.is_dir():
+                rel += "/"
+            elif resolved.exists() and not is_note_name(resolved.name):
+                raise NotesRootError(f"{target} is not a Markdown note (.md or .markdown)")
+            return _Scope(root, resolved, note_path(root, rel, self.config), False)
         roots = ", ".join(str(r.path) for r in self.config.roots)
         raise NotesRootError(
             f"{target} is outside every notes root ({roots}); add its folder to 'roots' "

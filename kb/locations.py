@@ -6,8 +6,15 @@ import os
 from pathlib import Path
 from typing import NamedTuple
 
-from kb.config import CONFIG_NAME, INDEX_DIR
-from kb.errors import NoKnowledgeBase
+from kb.config import (
+    CONFIG_NAME,
+    INDEX_DIR,
+    MAX_SETTINGS_BYTES,
+    AliasFound,
+    load_settings_text,
+    read_setting_file,
+)
+from kb.errors import KbError, NoKnowledgeBase
 
 ENV_HOME = "KB_HOME"
 USER_CONFIG_NAME = "config.yaml"
@@ -35,8 +42,11 @@ def locate_knowledge_base(
         return _must_exist(Path(os.environ[ENV_HOME]), ENV_HOME), f"the {ENV_HOME} variable"
     here = (cwd or Path.cwd()).resolve()
     for folder in (here, *here.parents):
-        if (folder / CONFIG_NAME).is_file() or (folder / INDEX_DIR).is_dir():
-            marker = CONFIG_NAME if (folder / CONFIG_NAME).is_file() else f"{INDEX_DIR}/"
+        # Any kb.yaml counts, a folder or a symlink loop too: reading it then says what is
+        # wrong, where skipping it would quietly use another knowledge base or none.
+        settings = os.path.lexists(folder / CONFIG_NAME)
+        if settings or (folder / INDEX_DIR).is_dir():
+            marker = CONFIG_NAME if settings else f"{INDEX_DIR}/"
             return folder, f"the nearest folder upward with {marker}"
     if (here / "notes").is_dir():
         return here, "the current folder holds notes/"
@@ -57,8 +67,9 @@ def read_default_knowledge_base() -> Path | None:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        text = read_setting_file(path, "the user config", MAX_SETTINGS_BYTES)
+        data = load_settings_text(text) or {}
+    except (KbError, AliasFound, yaml.YAMLError, RecursionError):
         return None
     value = data.get("default_kb") if isinstance(data, dict) else None
     return Path(value).expanduser() if value else None

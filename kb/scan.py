@@ -156,7 +156,7 @@ def scan_root(root: NotesRoot, config: Config, start: Path | None = None) -> Sca
         real = os.path.realpath(entry.path)
         if real.startswith(root_real + os.sep):
             real_rel = Path(os.path.relpath(real, root_real)).as_posix()
-            if prefix + real_rel in files:
+            if prefix + real_rel in files or _in_inner_root(real_rel, root):
                 continue
         _add_entry(result, root, config, entry, rel, seen_files)
     return result
@@ -203,6 +203,7 @@ def _walk(
             )
             continue
         prefix = f"{folder_rel}/" if folder_rel else ""
+        inner = root.inner  # roots of their own inside this one: their notes are theirs
         # The exclusion rules beyond hidden and tool folders apply at the top, or by pattern.
         ruled = not folder_rel or bool(config.exclude)
         for entry in entries:
@@ -233,6 +234,8 @@ def _walk(
                     _problem(result, root, config, rel, "symlink", _OUTSIDE_LINK)
                 continue
             if is_dir:
+                if inner and rel in inner:
+                    continue
                 (linked if via_link or is_link else stack).append(
                     (entry.path, rel, via_link or is_link)
                 )
@@ -282,6 +285,11 @@ def _add_file(
     result.files[path] = NoteFile(
         path, root.name, rel, abs_path, info.st_size, info.st_mtime_ns, kind
     )
+
+
+def _in_inner_root(rel: str, root: NotesRoot) -> bool:
+    """Whether ``rel`` lies in a root nested in ``root``: a note of that root, not this one."""
+    return any(rel.startswith(f"{inner}/") for inner in root.inner)
 
 
 def _excluded(name: str, rel: str, config: Config, top_level: bool) -> bool:
