@@ -301,6 +301,10 @@ class LinkIndex:
                 note_id = self.by_rel.get((source.root, candidate))
                 if note_id is not None:
                     return Resolution(note_id, "resolved", first_key)
+        if not decoded.startswith("/"):
+            across = self._across_roots(decoded, source)
+            if across is not None:
+                return across
         folder = self.site.roots.get(source.root)
         if folder is not None:
             # Any file that exists is a valid target; a missing one is a missing file when
@@ -314,6 +318,30 @@ class LinkIndex:
         elif _is_attachment(decoded):
             return Resolution(None, "attachment", first_key)
         return Resolution(None, "broken", first_key)
+
+    def _across_roots(self, decoded: str, source: NoteName) -> Resolution | None:
+        """A relative link that leaves its note's root, or enters a root nested in it
+        (``roots: [notes, notes/sub]``): the note at that place on disk, in whichever
+        root holds it (the innermost)."""
+        folder = self.site.roots.get(source.root)
+        if folder is None or len(self.site.roots) < 2:
+            return None
+        place = Path(os.path.normpath(folder / source.folder / decoded))
+        holders = [
+            (name, root)
+            for name, root in self.site.roots.items()
+            if name != source.root and (place == root or root in place.parents)
+        ]
+        if not holders:
+            return None
+        name, root = max(holders, key=lambda holder: len(holder[1].parts))
+        rel = place.relative_to(root).as_posix()
+        rel = "" if rel == "." else rel
+        for candidate in _file_candidates(rel, decoded.endswith("/")):
+            note_id = self.by_rel.get((name, candidate))
+            if note_id is not None:
+                return Resolution(note_id, "resolved", f"path:{name}:{_path_key(rel)}")
+        return None
 
     def _by_name(self, target: str, source: NoteName) -> Resolution:
         name = unquote(target).strip()

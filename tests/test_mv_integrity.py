@@ -278,3 +278,25 @@ def test_the_journal_edits_go_both_ways() -> None:
         edits = _byte_edits(before, after)
         assert _apply_edits(before, edits) == after
         assert _undo_edits(after, edits) == before
+
+
+def test_nested_roots_rewrite_the_links_to_the_moved_note_only(make_kb) -> None:
+    """roots: [notes, notes/sub]: two notes named t.md, each linked by its neighbour; and
+    links that cross from one root into the other."""
+    notes = {
+        "t.md": "# outer t\n",
+        "a.md": "# a\n\n[t](t.md) and [inner](sub/t.md)\n",
+        "sub/t.md": "# inner t\n",
+        "sub/b.md": "# b\n\n[t](t.md) and [outer](../t.md)\n",
+    }
+    kb = _kb(make_kb, notes, "roots: [notes, notes/sub]\n")
+    result = _mv(kb, "sub/t.md", str(kb.notes_root / "sub/moved.md"))
+    assert result.exit_code == 0, result.output
+    root = kb.notes_root
+    assert (root / "a.md").read_text(encoding="utf-8") == (
+        "# a\n\n[t](t.md) and [inner](sub/moved.md)\n"
+    )
+    assert (root / "sub/b.md").read_text(encoding="utf-8") == (
+        "# b\n\n[t](moved.md) and [outer](../t.md)\n"
+    )
+    assert run(kb, "check").exit_code == 0
