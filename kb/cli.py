@@ -640,7 +640,8 @@ def graph(ctx: click.Context, fmt: str, with_mentions: bool, with_related: bool)
     from kb.graph import render
 
     kb = _open(ctx)
-    click.echo(render(kb.graph(with_mentions, with_related), fmt))
+    for piece in render(kb.graph(with_mentions, with_related), fmt):  # never all at once
+        click.echo(piece, nl=False)
 
 
 def _print_hits(hits: list[SearchHit]) -> None:
