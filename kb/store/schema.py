@@ -183,7 +183,8 @@ def _check_known(conn: sqlite3.Connection, found: int, path: Path | None) -> Non
 def check_tables(conn: sqlite3.Connection, path: Path | None = None) -> None:
     """Refuse a store of today's schema that lacks one of its tables: reads of it would
     answer as if it held no notes."""
-    missing = [name for name in TABLES if name not in _tables(conn)]
+    present = _tables(conn)
+    missing = [name for name in TABLES if name not in present]
     if missing:
         listed = ", ".join(missing)
         verb = "are" if len(missing) > 1 else "is"
