@@ -105,8 +105,8 @@ def _link_edges(store: Store) -> Iterator[GraphEdge]:
 
 
 def _pair(a: int, b: int) -> int:
-    """Two note ids, either way round, as one int: a set of a million costs 70 MB where
-    frozensets cost 250."""
+    """Two note ids, either way round, as one int: a set of a million costs 73 MB where
+    frozensets cost 310."""
     low, high = (a, b) if a <= b else (b, a)
     return low << 64 | high
 

@@ -4,8 +4,10 @@ start costs one line (a notification in the app), and the note is kept."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 
@@ -235,6 +237,41 @@ async def test_the_apps_edit_key_with_a_bad_editor_notifies(make_kb, monkeypatch
         await pilot.press("ctrl+e")
         await settle(app, pilot)
         assert app.is_running and app.screen.id == "note"
+        assert any(words in message for message in notifications(app)), notifications(app)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(BAD_EDITORS))
+async def test_the_app_comes_back_from_an_editor_that_fails_in_a_terminal(
+    make_kb, monkeypatch, case
+) -> None:
+    """In a terminal the app steps aside for the editor (App.suspend), and Textual takes it
+    back only when the block ends normally: an editor failing in it left a blank screen
+    that no key redrew."""
+    from tests.test_tui import make_app, open_note
+
+    value, words = BAD_EDITORS[case]
+    use_editor(monkeypatch, value)
+    kb = make_kb({"redis.md": "# Redis 学习笔记\n\nskiplist\n"})
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    steps: list[str] = []
+
+    @contextlib.contextmanager
+    def suspend() -> Iterator[None]:  # as Textual's: no finally around the yield
+        steps.append("suspended")
+        yield
+        steps.append("resumed")
+
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "Redis")
+        monkeypatch.setattr(app, "suspend", suspend)
+        await pilot.press("ctrl+e")
+        await settle(app, pilot)
+        # A command that cannot be split never takes the terminal at all.
+        unsplit = case == "an unbalanced quote"
+        assert steps == ([] if unsplit else ["suspended", "resumed"])
         assert any(words in message for message in notifications(app)), notifications(app)
 
 

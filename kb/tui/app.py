@@ -235,12 +235,20 @@ class KbApp(App[None]):
         says why, and a note just written stays."""
         try:
             command = editor_command(path)
+            failure: KbError | None = None
             try:
                 with self.suspend():
-                    start_editor(command)
+                    # Caught inside: Textual resumes the app only when the block ends
+                    # normally, and an editor that fails to start left a blank screen.
+                    try:
+                        start_editor(command)
+                    except KbError as exc:
+                        failure = exc
             except SuspendNotSupported:
                 # Headless (tests, pipes): the editor needs no terminal of ours.
                 start_editor(command, stdin=subprocess.DEVNULL)
+            if failure is not None:
+                raise failure
         except KbError as exc:
             self.notify(strip_controls(str(exc)), severity="error", markup=False)
             return False
