@@ -224,9 +224,7 @@ def new(
     When a note already has this title, that note is opened instead (--force-new makes
     another). If the editor cannot start, the note is kept and ingested, and kb exits 1.
     """
-    import subprocess
-
-    from kb.editing import editor_command
+    from kb.editing import editor_command, start_editor
 
     kb = _open(ctx)
     text = " ".join(title)
@@ -235,11 +233,10 @@ def new(
         path = kb.new_note(text, folder)
     failure = None
     if not no_edit:
-        command = editor_command(path)
         try:
-            subprocess.run(command, check=False)
-        except OSError as exc:
-            failure = f"cannot start the editor {command[0]}: {exc.strerror or exc}"
+            start_editor(editor_command(path))
+        except KbError as exc:  # the note is written: keep it, ingest it, say why
+            failure = str(exc)
     kb.ingest_file(path)  # the file is kept and ingested, edited or not
     click.echo(_path_line(str(path)))
     if failure:
@@ -657,7 +654,8 @@ def graph(ctx: click.Context, fmt: str, with_mentions: bool, with_related: bool)
     from kb.graph import render
 
     kb = _open(ctx)
-    click.echo(render(kb.graph(with_mentions, with_related), fmt))
+    for piece in render(kb.graph(with_mentions, with_related), fmt):  # never all at once
+        click.echo(piece, nl=False)
 
 
 def _print_hits(hits: list[SearchHit]) -> None:

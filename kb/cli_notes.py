@@ -474,18 +474,15 @@ def edit(ctx: click.Context, note: str) -> None:
     NOTE is named as for 'kb show'. If the editor cannot start, kb says so, ingests the
     note anyway and exits 1.
     """
-    import subprocess
-
-    from kb.editing import editor_command
+    from kb.editing import editor_command, start_editor
 
     kb = _open(ctx)
     details = kb.note_details(kb.find_note(note))
-    command = editor_command(details.file)
     failure = None
     try:
-        subprocess.run(command, check=False)
-    except OSError as exc:
-        failure = f"cannot start the editor {command[0]}: {exc.strerror or exc}"
+        start_editor(editor_command(details.file))
+    except KbError as exc:
+        failure = str(exc)
     stats = kb.ingest_file(details.file)
     _show_problems(stats)
     counts = stats.counts()

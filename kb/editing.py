@@ -10,8 +10,8 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb.errors import UsageError
-from kb.text import clean_line, slugify
+from kb.errors import KbError, UsageError
+from kb.text import clean_line, one_line, slugify
 
 if TYPE_CHECKING:
     from kb.views import NoteChoice
@@ -34,14 +34,20 @@ def create_note(root: Path, folder: str, title: str, setting: str) -> Path:
 
 
 def new_note_text(title: str, today: date | None = None, tags: list[str] | None = None) -> str:
-    """The front-matter template of a new note."""
-    today = today or date.today()
-    safe_title = clean_line(title).replace('"', '\\"')
-    tag_list = ", ".join(tags or [])
-    return (
-        f'---\ntitle: "{safe_title}"\ndate: {today.isoformat()}\ntags: [{tag_list}]\n'
-        f"---\n\n# {clean_line(title)}\n\n"
+    """The front-matter template of a new note: written by the YAML library, which quotes
+    what needs it, so any title reads back as typed (a backslash, a colon, `#`, `yes`)."""
+    import yaml
+
+    line = clean_line(title)
+    fields = {"title": line, "date": today or date.today(), "tags": list(tags or [])}
+    front = yaml.safe_dump(
+        fields,
+        sort_keys=False,  # title, date, tags
+        allow_unicode=True,  # Chinese and emoji as they are, not \u escapes
+        default_flow_style=None,  # tags: [a, b]
+        width=2**31 - 1,  # never fold a long title over lines
     )
+    return f"---\n{front}---\n\n# {line}\n\n"
 
 
 def new_note_name(title: str, existing: set[str]) -> str:
@@ -56,9 +62,33 @@ def new_note_name(title: str, existing: set[str]) -> str:
 
 
 def editor_command(path: Path) -> list[str]:
-    """``$VISUAL``, else ``$EDITOR``, else vi, split as a shell would, with the note's path."""
-    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or "vi"
-    return [*shlex.split(editor), str(path)]
+    """``$VISUAL``, else ``$EDITOR``, else vi, split as a shell would, with the note's path;
+    KbError naming the variable when it cannot be split (``code --wait '``)."""
+    for name in ("VISUAL", "EDITOR"):
+        editor = os.environ.get(name, "")
+        if editor.strip():  # blank is unset, as for a shell
+            break
+    else:
+        name, editor = "", "vi"
+    try:
+        words = shlex.split(editor)
+    except ValueError as exc:  # an unbalanced quote or a trailing backslash
+        raise KbError(
+            f"${name} is not a command kb can run ({one_line(editor)!r}: {str(exc).lower()})"
+        ) from None
+    return [*words, str(path)]
+
+
+def start_editor(command: list[str], stdin: int | None = None) -> None:
+    """Run the editor and wait for it; KbError when it cannot start (its exit status is
+    its own business: many editors exit non-zero for reasons that leave the note fine)."""
+    import subprocess
+
+    try:
+        subprocess.run(command, check=False, stdin=stdin)
+    except OSError as exc:
+        cause = exc.strerror or str(exc)
+        raise KbError(f"cannot start the editor {one_line(command[0])}: {cause}") from None
 
 
 def notes_titled(notes: list[NoteChoice], title: str) -> list[NoteChoice]:

@@ -689,7 +689,7 @@ def _chosen_engine(path: Path) -> str | None:
     """The engine chosen with ``--engine`` in the old store, which a rebuild keeps; None
     when the old store cannot tell (missing or damaged)."""
     try:
-        store = Store.open(path, create=False)
+        store = Store.open(path, create=False, check=False)  # a damaged store may tell
     except KbError:
         return None
     try:

@@ -107,9 +107,10 @@ class Store:
         self.vocabulary = VocabularyDao(conn)
 
     @classmethod
-    def open(cls, path: Path, create: bool = True) -> Store:
+    def open(cls, path: Path, create: bool = True, check: bool = True) -> Store:
         """Open (and with ``create``, create or migrate) the store at ``path``; without
-        ``create`` the connection only reads."""
+        ``create`` the connection only reads, and without ``check`` it reads whatever
+        schema it finds (what a rebuild keeps of a damaged store)."""
         check_location(path)
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -119,9 +120,9 @@ class Store:
         try:
             with store_errors(path):
                 if create:
-                    schema.migrate(store.conn)
-                else:
-                    schema.check_version(store.conn)
+                    schema.migrate(store.conn, path)
+                elif check:
+                    schema.check_version(store.conn, path)
         except BaseException:
             store.close()
             raise

@@ -118,14 +118,17 @@ class LinkDao:
         ]
 
     def graph_edges(self) -> list[GraphEdgeRow]:
-        return [
-            GraphEdgeRow(*row)
-            for row in self.conn.execute(
-                "SELECT DISTINCT source_id, target_id, kind, rel FROM links "
-                "WHERE target_id IS NOT NULL AND target_id != source_id "
-                "ORDER BY source_id, target_id"
-            )
-        ]
+        return list(self.each_graph_edge())
+
+    def each_graph_edge(self) -> Iterator[GraphEdgeRow]:
+        """As ``graph_edges``, one at a time: a graph may have millions (``kb graph``
+        writes each as it comes)."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT source_id, target_id, kind, rel FROM links "
+            "WHERE target_id IS NOT NULL AND target_id != source_id "
+            "ORDER BY source_id, target_id"
+        )
+        return map(GraphEdgeRow._make, rows)
 
     def linked_ids(self) -> set[int]:
         """Notes with a resolved link to or from another note."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import sqlite3
+from pathlib import Path
 
 from kb.errors import StoreError
 from kb.store.connection import transaction
@@ -126,6 +128,10 @@ CREATE TABLE skipped_files (           -- files that are not notes, so unchanged
 INSERT INTO meta(key, value) VALUES ('generation', '0');
 INSERT INTO meta(key, value) VALUES ('store_id', lower(hex(randomblob(8))));
 """.replace("{term_tables}", _TERM_TABLES)
+TABLES = tuple(re.findall(r"^CREATE TABLE (\w+)", _SCHEMA, re.MULTILINE))
+# Schema numbers from SCHEMA_VERSION up to here may be a newer kb's; any other number
+# (negative, huge: a damaged header) no kb writes.
+NEWER_KB_BELOW = 1000
 
 # Schema 1 was never released in a stable shape (it changed while kb was being built),
 # so a version-1 store is started over: its notes are read again by the same ingest.
@@ -147,25 +153,72 @@ def version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def check_version(conn: sqlite3.Connection) -> None:
-    """Refuse a store this kb cannot read as it is."""
+def check_version(conn: sqlite3.Connection, path: Path | None = None) -> None:
+    """Refuse a store this kb cannot read as it is: one from an older or a newer kb, or a
+    damaged one (a schema number no kb writes, a table missing)."""
     found = version(conn)
+    if found == SCHEMA_VERSION:
+        check_tables(conn, path)
+        return
+    if found == 0 and not _tables(conn):
+        raise StoreError(f"the store {_where(path)}is empty: run 'kb ingest' to build it")
+    _check_known(conn, found, path)
+    raise StoreError("the store is from an older kb: run 'kb ingest' to upgrade it")
+
+
+def _check_known(conn: sqlite3.Connection, found: int, path: Path | None) -> None:
+    """Refuse a schema number kb cannot upgrade from: a newer kb's, or one no kb writes
+    (a damaged header, or tables without a number)."""
+    if found == 0:
+        raise damaged(path, "it has tables but no schema number")
+    if not 0 < found < NEWER_KB_BELOW:
+        raise damaged(path, f"its schema number {found} is not one any kb writes")
     if found > SCHEMA_VERSION:
-        raise StoreError(f"the store was written by a newer kb (schema {found}); upgrade kb")
-    if found < SCHEMA_VERSION:
-        raise StoreError("the store is from an older kb: run 'kb ingest' to upgrade it")
+        raise StoreError(
+            f"the store {_where(path)}was written by a newer kb (schema {found}); upgrade "
+            "kb, or 'kb ingest --rebuild' recreates it from the notes for this kb"
+        )
 
 
-def migrate(conn: sqlite3.Connection) -> None:
-    """Bring the schema to SCHEMA_VERSION, each step in one transaction."""
+def check_tables(conn: sqlite3.Connection, path: Path | None = None) -> None:
+    """Refuse a store of today's schema that lacks one of its tables: reads of it would
+    answer as if it held no notes."""
+    present = _tables(conn)
+    missing = [name for name in TABLES if name not in present]
+    if missing:
+        listed = ", ".join(missing)
+        verb = "are" if len(missing) > 1 else "is"
+        raise damaged(path, f"the table{'s' if len(missing) > 1 else ''} {listed} {verb} missing")
+
+
+def damaged(path: Path | None, why: str) -> StoreError:
+    """A store that only a rebuild can repair."""
+    return StoreError(
+        f"the store {_where(path)}is damaged ({why}); 'kb ingest --rebuild' recreates it "
+        "from the notes"
+    )
+
+
+def _where(path: Path | None) -> str:
+    return f"{path} " if path else ""
+
+
+def _tables(conn: sqlite3.Connection) -> set[str]:
+    rows = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    return {str(row[0]) for row in rows}
+
+
+def migrate(conn: sqlite3.Connection, path: Path | None = None) -> None:
+    """Bring the schema to SCHEMA_VERSION, each step in one transaction; refuse a store
+    no step can start from (a newer kb's, a damaged one)."""
     current = version(conn)
-    if current > SCHEMA_VERSION:
-        check_version(conn)
-    if current == 0:  # a new store: today's schema at once
+    if current == 0 and not _tables(conn):  # a new store: today's schema at once
         with transaction(conn):
             _create(conn)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         return
+    if current != SCHEMA_VERSION:
+        _check_known(conn, current, path)
     for step in range(current + 1, SCHEMA_VERSION + 1):
         with transaction(conn):
             if MIGRATIONS[step] == _RESET:
@@ -173,10 +226,11 @@ def migrate(conn: sqlite3.Connection) -> None:
                 _drop_everything(conn)
                 _create(conn)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                return
+                break
             for statement in _statements(MIGRATIONS[step]):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {step}")
+    check_tables(conn, path)
 
 
 def _create(conn: sqlite3.Connection) -> None:

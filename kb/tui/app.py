@@ -13,7 +13,7 @@ from textual.command import Provider
 from textual.content import Content
 from textual.widgets import Static
 
-from kb.editing import editor_command
+from kb.editing import editor_command, start_editor
 from kb.errors import IngestLocked, KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.text import strip_controls
@@ -238,19 +238,26 @@ class KbApp(App[None]):
             self.after_edit(path)
 
     def _run_editor(self, path: Path) -> bool:
-        command = editor_command(path)
+        """Whether the editor ran; if not (it cannot be parsed or started) a notification
+        says why, and a note just written stays."""
         try:
-            with self.suspend():
-                subprocess.run(command, check=False)
-        except SuspendNotSupported:
-            # Headless (tests, pipes): the editor needs no terminal of ours.
-            subprocess.run(command, check=False, stdin=subprocess.DEVNULL)
-        except OSError as exc:
-            self.notify(
-                strip_controls(f"cannot start the editor {command[0]}: {exc}"),
-                severity="error",
-                markup=False,
-            )
+            command = editor_command(path)
+            failure: KbError | None = None
+            try:
+                with self.suspend():
+                    # Caught inside: Textual resumes the app only when the block ends
+                    # normally, and an editor that fails to start left a blank screen.
+                    try:
+                        start_editor(command)
+                    except KbError as exc:
+                        failure = exc
+            except SuspendNotSupported:
+                # Headless (tests, pipes): the editor needs no terminal of ours.
+                start_editor(command, stdin=subprocess.DEVNULL)
+            if failure is not None:
+                raise failure
+        except KbError as exc:
+            self.notify(strip_controls(str(exc)), severity="error", markup=False)
             return False
         return True
 
