@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from kb.text import one_line
+from kb.text import json_text, one_line
 
 if TYPE_CHECKING:
     from kb.check import CheckProblem
@@ -122,9 +122,11 @@ def note_text(
         lines.append("tags: " + ", ".join(one_line(t) for t in details.tags))
     if details.aliases:
         lines.append("aliases: " + ", ".join(one_line(a) for a in details.aliases))
-    other = {k: v for k, v in source.front_matter.items() if k not in ("title", "date", "tags")}
-    for key, value in list(other.items())[:20]:
-        lines.append(f"{one_line(str(key))}: {one_line(str(value))[:200]}")
+    shown = ("title", "date", "tags", "aliases")
+    other = {k: v for k, v in source.front_matter.items() if k not in shown}
+    for key, value in list(other.items())[:20]:  # every field is in the structured content
+        written = value if isinstance(value, str) else json_text(value)
+        lines.append(f"{one_line(str(key))}: {one_line(written)[:200]}")
     if section:
         lines.append(f"section: {one_line(section)}")
     if (start, end) != (0, total):

@@ -16,6 +16,7 @@ from kb import __version__
 from kb.mcp import render
 from kb.mcp.answers import answer, fitting, guarded
 from kb.paging import cursor_offset, decode_cursor, encode_cursor, page_end
+from kb.query import QuerySyntaxError
 
 if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
@@ -125,7 +126,12 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
             if fields.get("q") != query:
                 raise_usage("that cursor belongs to another query; repeat its query or drop it")
             offset = cursor_offset(fields)
-        results = kb.search(query, limit=offset + limit + 1, exact=exact)
+        try:
+            results = kb.search(query, limit=offset + limit + 1, exact=exact)
+        except QuerySyntaxError as exc:
+            raise_usage(
+                f"{exc}; shorten or fix the query (its language is in search's description)"
+            )
         page = results.hits[offset : offset + limit]
         pieces, shown = fitting(render.hit(offset + i + 1, h) for i, h in enumerate(page))
         more = len(results.hits) > offset + shown
