@@ -727,15 +727,18 @@ class KnowledgeBase:
     def move_checked(
         self, ref: str, new_path: str, expected_hash: str
     ) -> tuple[MovePlan, IngestStats]:
-        """``move`` for a caller that read the note at ``expected_hash``: refused when the
-        file changed since, or when either place leads outside the notes roots."""
+        """``move`` for a caller that read the note at ``expected_hash``, ``new_path``
+        relative to the first notes root: refused when the file changed since, or when
+        either place leads outside the notes roots."""
         from kb.note_writing import check_version
         from kb.safe_paths import refuse_outside
 
         refuse_outside(new_path, self._root_paths(), self.notes_root)
         source = self.note_source(ref)
         check_version(source.file, source.file.read_bytes(), expected_hash)
-        return self.move(source.note, new_path)
+        # kb mv reads NEW_PATH from the current folder; a caller means the notes root.
+        tail = "/" if new_path.endswith("/") else ""
+        return self.move(source.note, str(self.notes_root / new_path) + tail)
 
 
 class _Reader:

@@ -48,6 +48,16 @@ Cursor = Annotated[
     Field(description="next_cursor from the previous answer, to get the next page"),
 ]
 
+Hash = Annotated[
+    str,
+    Field(
+        description="content_hash of the note as you last read it (read_note gives it); "
+        "the change is refused if the file changed since",
+        min_length=4,
+        max_length=64,
+    ),
+]
+
 
 class KbServer(MCPServer[Any]):
     """MCPServer that answers a call to a write tool on a read-only server with a tool
@@ -420,15 +430,6 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
 
 
 def _write_tools(server: KbServer, kb: KnowledgeBase) -> None:
-    Hash = Annotated[
-        str,
-        Field(
-            description="content_hash of the note as you last read it (read_note gives it); "
-            "the change is refused if the file changed since",
-            min_length=4,
-            max_length=64,
-        ),
-    ]
 
     @server.tool(annotations=_WRITE)
     @guarded
