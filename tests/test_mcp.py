@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -466,3 +467,66 @@ def test_a_client_that_disconnects_mid_call_ends_the_server_quietly(home: Path) 
     assert server.wait(timeout=60) == 0
     err = server.stderr.read()  # type: ignore[union-attr]
     assert b"Traceback" not in err
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_streamable_http_on_loopback_needs_the_bearer_token(home: Path) -> None:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    refused_start = subprocess.run(
+        [sys.executable, "-m", "kb", "--kb", str(home), "mcp", "--http", "8999"],
+        capture_output=True,
+        text=True,
+        cwd=home.parent,
+        timeout=60,
+        check=False,
+        env={k: v for k, v in os.environ.items() if k != "KB_MCP_TOKEN"},
+    )
+    assert refused_start.returncode == 2
+    assert refused_start.stderr.strip().endswith("give --token or set KB_MCP_TOKEN")
+
+    token = "t0ken-for-this-test-only"
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "kb", "--kb", str(home), "mcp", "--http", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=home.parent,
+        env={**os.environ, "KB_MCP_TOKEN": token},
+    )
+    try:
+        assert server.stderr is not None
+        assert b"serving http://127.0.0.1:" in server.stderr.readline()
+        url = f"http://127.0.0.1:{port}/mcp"
+        initialize = {"jsonrpc": "2.0", **INITIALIZE}
+        for headers in ({}, {"Authorization": "Bearer wrong-token-of-length"}):
+            reply = httpx2.post(url, json=initialize, headers=headers, timeout=30)
+            assert reply.status_code == 401
+
+        async def main() -> None:
+            auth = {"Authorization": f"Bearer {token}"}
+            async with (
+                httpx2.AsyncClient(headers=auth, timeout=30) as http,
+                streamable_http_client(url, http_client=http) as streams,
+                ClientSession(streams[0], streams[1]) as session,
+            ):
+                await session.initialize()
+                _, data = await ok(session, "search", query="roofline", limit=1)
+                assert data["hits"][0]["path"].endswith("flops-vs-latency.md")
+
+        try:
+            asyncio.run(asyncio.wait_for(main(), 60))
+        except BaseExceptionGroup as group:
+            raise first_leaf(group) from None
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert server.stdout is not None and server.stdout.read() == b""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kb.mcp.server import KbServer
@@ -50,7 +50,52 @@ def _quiet_stdout() -> None:
         pass
 
 
+HOST = "127.0.0.1"  # never another address: the notes are the user's alone
+MIN_TOKEN_CHARS = 16
+
+
 def serve_http(server: KbServer, port: int, token: str) -> None:
-    """Streamable HTTP on 127.0.0.1:``port`` (never another address); a request without
-    ``Authorization: Bearer <token>`` gets 401."""
-    raise NotImplementedError("Streamable HTTP is not written yet")
+    """Streamable HTTP on 127.0.0.1:``port`` at ``/mcp``; every request without
+    ``Authorization: Bearer <token>`` is answered 401 before the SDK sees it."""
+    import uvicorn
+
+    from kb.errors import UsageError
+
+    if len(token) < MIN_TOKEN_CHARS:
+        raise UsageError(f"the token must be at least {MIN_TOKEN_CHARS} characters long")
+    app = BearerGate(server.streamable_http_app(host=HOST), token)
+    config = uvicorn.Config(
+        app, host=HOST, port=port, log_config=None, log_level="warning", access_log=False
+    )
+    print(f"kb mcp: serving http://{HOST}:{port}/mcp", file=sys.stderr, flush=True)
+    uvicorn.Server(config).run()
+
+
+class BearerGate:
+    """ASGI middleware: HTTP requests must carry the bearer token (compared in constant
+    time); lifespan and other scopes pass through."""
+
+    def __init__(self, app: Any, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            import hmac
+
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, self.expected):
+                body = b'{"error": "unauthorized: send Authorization: Bearer <token>"}'
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b"Bearer"),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
