@@ -4,6 +4,7 @@ one-line tool errors (never a traceback, which would reach the model or break st
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import sys
 from collections.abc import Callable, Iterable
@@ -46,6 +47,8 @@ def guarded(tool: Callable[P, CallToolResult]) -> Callable[P, CallToolResult]:
                 "try again, and if it persists run 'kb check' or 'kb ingest' in a terminal"
             )
 
+    # Descriptions reach the model as written: without the docstring's indentation.
+    wrapper.__doc__ = inspect.cleandoc(tool.__doc__ or "")
     return wrapper
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
 
 WRITE_TOOLS = ("new_note", "append_to_note", "replace_in_note", "move_note")
+SEARCH_LIMIT = 10  # hits in one search answer, by default
 READ_PAGE = 20_000  # characters of a note in one read_note answer, by default
 MAX_READ_PAGE = 40_000
 
@@ -112,7 +113,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
                 min_length=1,
             ),
         ],
-        limit: Annotated[int, Field(ge=1, le=50, description="Notes per page")] = 10,
+        limit: Annotated[int, Field(ge=1, le=50, description="Notes per page")] = SEARCH_LIMIT,
         cursor: Cursor = None,
         exact: Annotated[
             bool,
