@@ -530,3 +530,29 @@ def test_streamable_http_on_loopback_needs_the_bearer_token(home: Path) -> None:
         server.terminate()
         server.wait(timeout=30)
     assert server.stdout is not None and server.stdout.read() == b""
+
+
+def test_the_server_sees_what_kb_ingest_adds_while_it_runs(tmp_path: Path) -> None:
+    home = make_home(tmp_path)
+
+    async def body(session: ClientSession) -> None:
+        _, before = await ok(session, "search", query="zanzibarquux")
+        assert before["hits"] == []
+        (home / "notes" / "later.md").write_text(
+            "---\ntitle: Written later\n---\nzanzibarquux\n", encoding="utf-8"
+        )
+        ingested = subprocess.run(
+            [sys.executable, "-m", "kb", "--kb", str(home), "ingest"],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+            check=False,
+        )
+        assert ingested.returncode == 0, ingested.stderr
+        _, after = await ok(session, "search", query="zanzibarquux")
+        assert [hit["path"] for hit in after["hits"]] == ["later.md"]
+        _, note = await ok(session, "read_note", note="Written later")
+        assert note["markdown"].endswith("zanzibarquux\n")
+
+    run_session(home, body)

@@ -106,3 +106,63 @@ def test_kb_mcp_without_the_sdk_says_what_to_install(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr.strip() == "kb: kb mcp needs the MCP SDK: pip install 'kb-notes[mcp]'"
+
+
+REPO = Path(__file__).resolve().parent.parent
+# What the MCP face may import from kb: the facade, its value types, and the pure helpers
+# it pages and names sections with. Nothing of the store, the engines or the TUI.
+_MCP_FACE_ALLOWED = (
+    "kb",
+    "kb.knowledge_base",
+    "kb.errors",
+    "kb.text",
+    "kb.cli",
+    "kb.mcp",
+    "kb.paging",
+    "kb.note_sections",
+    "kb.query",
+    "kb.listing",
+    "kb.check",
+    "kb.connections",
+    "kb.note_source",
+    "kb.search",
+    "kb.views",
+)
+
+
+def test_the_mcp_face_reaches_kb_only_through_the_facade() -> None:
+    import ast
+
+    faces = [REPO / "kb" / "cli_mcp.py", *sorted((REPO / "kb" / "mcp").glob("*.py"))]
+    offenders = []
+    for path in faces:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for name in names:
+                if name.split(".")[0] in ("kb", "textual", "sqlite3", "sqlite_utils") and not (
+                    name in _MCP_FACE_ALLOWED or name.startswith("kb.mcp.")
+                ):
+                    offenders.append(f"{path.name}: {name}")
+    assert offenders == []
+
+
+def test_kb_search_never_imports_the_sdk(make_kb: Callable[..., KnowledgeBase]) -> None:
+    kb = make_kb(NOTES)
+    kb.ingest()
+    script = (
+        "import sys\nfrom kb.cli import main\n"
+        f"sys.argv = ['kb', '--kb', {str(kb.home)!r}, 'search', 'skiplist']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "loaded = sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'mcp', 'mcp_types', 'pydantic', 'starlette', 'uvicorn', 'httpx2'})\n"
+        "print('loaded:', loaded, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert "redis.md" in done.stdout
+    assert "loaded: []" in done.stderr
