@@ -702,13 +702,14 @@ class KnowledgeBase:
     ) -> tuple[NoteRef, str]:
         import os
 
-        from kb.note_writing import check_version, utf8_text, write_if_unchanged
+        from kb.note_writing import check_version, keeping_newlines, utf8_text, write_if_unchanged
 
         source = self.note_source(ref)
         real = Path(os.path.realpath(source.file))  # a link inside the roots: edit its target
         data = real.read_bytes()
         check_version(real, data, expected_hash)
-        digest = write_if_unchanged(real, expected_hash, change(utf8_text(real, data)))
+        edited = keeping_newlines(utf8_text(real, data), change)
+        digest = write_if_unchanged(real, expected_hash, edited)
         self.ingest_file(source.file)
         return source.note, digest
 

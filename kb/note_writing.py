@@ -12,6 +12,7 @@ import hashlib
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from kb.errors import KbError, UsageError, os_error_message
@@ -49,6 +50,15 @@ def replaced_once(text: str, old: str, new: str) -> str:
             "so it occurs once"
         )
     return text.replace(old, new, 1)
+
+
+def keeping_newlines(raw: str, change: Callable[[str], str]) -> str:
+    """``change`` applied to the text as read_note shows it (line ends as ``\n``), the
+    result written back with the file's own line ends when they are all CRLF."""
+    crlf = "\r\n" in raw and raw.count("\n") == raw.count("\r\n")
+    if not crlf:
+        return change(raw)
+    return change(raw.replace("\r\n", "\n")).replace("\n", "\r\n")
 
 
 def read_versioned(path: Path) -> tuple[bytes, str]:

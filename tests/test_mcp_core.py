@@ -13,6 +13,7 @@ from kb.note_sections import find_section, sections
 from kb.note_writing import (
     appended,
     content_hash,
+    keeping_newlines,
     new_note_file,
     replaced_once,
     write_if_unchanged,
@@ -170,6 +171,21 @@ def test_replaced_once_refuses_unless_the_text_occurs_once(old: str, error: str)
     with pytest.raises(UsageError, match=error):
         replaced_once("same and same", old, "x")
     assert replaced_once("one same two", "one", "1") == "1 same two"
+
+
+@pytest.mark.parametrize(
+    ("raw", "after"),
+    [
+        ("a\r\nb\r\n", "a\r\nB\r\nc\r\n"),  # a CRLF file stays CRLF
+        ("a\nb\n", "a\nB\nc\n"),
+        ("a\r\nb\n", "a\r\nB\nc\n"),  # mixed: left as it is, edited as it is
+    ],
+)
+def test_edits_keep_the_files_line_ends(raw: str, after: str) -> None:
+    def change(text: str) -> str:
+        return appended(text.replace("b\n", "B\n"), "c")
+
+    assert keeping_newlines(raw, change) == after
 
 
 def test_write_if_unchanged_refuses_a_stale_hash(tmp_path: Path) -> None:

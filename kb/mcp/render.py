@@ -151,9 +151,7 @@ def links_text(found: Connections, limit: int) -> str:
     out = [f"{one_line(found.note.title)}\npath: {one_line(found.note.path)}\n"]
     notes = [x for x in found.outgoing if x.status not in ("external", "attachment")]
     external = len(found.outgoing) - len(notes)
-    out.append(
-        _count("Links to notes", len(notes), limit) + (f"; {external} external" if external else "")
-    )
+    out.append(_count("Links", len(notes), limit) + (f"; {external} external" if external else ""))
     for link in notes[:limit]:
         if link.resolved and link.path:
             flag = {"ambiguous": " (ambiguous)", "missing-heading": " (no such heading)"}
@@ -163,7 +161,8 @@ def links_text(found: Connections, limit: int) -> str:
             )
         else:
             target = one_line(shown_target(link.target, link.anchor, link.kind))
-            out.append(f"  {target}  line {link.line}  (broken: no such note)")
+            why = "no such file" if link.status == "missing-file" else "no such note"
+            out.append(f"  {target}  line {link.line}  (broken: {why})")
     out.append("\n" + _count("Backlinks", len(found.backlinks), limit))
     for back in found.backlinks[:limit]:
         out.append(f"  {one_line(back.title)}  path: {one_line(back.path)}")

@@ -74,7 +74,13 @@ def add_resources(server: KbServer, kb: KnowledgeBase) -> None:
                 from mcp_types import INVALID_PARAMS
 
                 raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
-        choices = await anyio.to_thread.run_sync(kb.note_choices)
+        try:
+            choices = await anyio.to_thread.run_sync(kb.note_choices)
+        except KbError as exc:  # no store yet, or a damaged one: say so, log nothing
+            from mcp.shared.exceptions import MCPError
+            from mcp_types import INTERNAL_ERROR
+
+            raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from None
         page = choices[offset : offset + PAGE]
         listed = [
             Resource(
