@@ -212,3 +212,13 @@ def test_new_note_file_never_replaces_a_file(tmp_path: Path) -> None:
     assert (tmp_path / "redis.md").read_text(encoding="utf-8") == "mine\n"
     with pytest.raises(UsageError, match="tag 'a, b'"):
         new_note_file(tmp_path, "x", ["a, b"])
+
+
+def test_capped_cuts_after_a_line_and_says_how_to_ask_for_less() -> None:
+    pytest.importorskip("mcp")
+    from kb.mcp.answers import capped
+
+    text = "".join(f"line {i}\n" for i in range(100))
+    assert capped(text, "ask less", budget=10_000) == text
+    short = capped(text, "ask less", budget=30)
+    assert short == "line 0\nline 1\nline 2\nline 3\n… (cut at 30 characters; ask less)\n"

@@ -70,6 +70,15 @@ def fitting(pieces: Iterable[str], budget: int = MAX_TEXT) -> tuple[list[str], i
     return kept, len(kept)
 
 
+def capped(text: str, hint: str, budget: int = MAX_TEXT) -> str:
+    """``text`` whole when it fits ``budget``, else cut after a line, saying how to ask
+    for less (``hint``)."""
+    if len(text) <= budget:
+        return text
+    cut = text.rfind("\n", 0, budget) + 1 or budget
+    return text[:cut] + f"… (cut at {budget:,} characters; {hint})\n"
+
+
 class OneLine(logging.Formatter):
     """Log records as one line each: an exception's type and message, no traceback."""
 

@@ -194,7 +194,7 @@ def links_data(found: Connections, limit: int) -> dict[str, Any]:
         "note": {"path": found.note.path, "title": found.note.title},
         "links": [asdict(x) for x in found.outgoing[:limit]],
         "backlinks": [
-            {"path": b.path, "title": b.title, "places": [asdict(p) for p in b.places]}
+            {"path": b.path, "title": b.title, "places": [asdict(p) for p in b.places[:20]]}
             for b in found.backlinks[:limit]
         ],
         "mentions": [

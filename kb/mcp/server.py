@@ -14,7 +14,7 @@ from pydantic import Field
 
 from kb import __version__
 from kb.mcp import render
-from kb.mcp.answers import answer, fitting, guarded
+from kb.mcp.answers import answer, capped, fitting, guarded
 from kb.paging import cursor_offset, decode_cursor, encode_cursor, page_end
 from kb.query import QuerySyntaxError
 
@@ -220,7 +220,8 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         each is related (shared tags, links in common, similar words). Use it to follow a
         topic across notes or to find what else the user wrote about it."""
         found = kb.connections(kb.note_source(note).note, related_limit=min(limit, 100))
-        return answer(render.links_text(found, limit), render.links_data(found, limit))
+        text = capped(render.links_text(found, limit), "call links with a smaller limit")
+        return answer(text, render.links_data(found, limit))
 
     @server.tool(annotations=_READ)
     @guarded
