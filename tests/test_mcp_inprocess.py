@@ -56,6 +56,28 @@ async def test_read_tools_in_process(kb: KnowledgeBase) -> None:
         assert error and "kb mcp --write" in message
 
 
+async def test_resources_come_in_pages_and_lists_take_file_times(
+    kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kb.mcp import resources
+
+    monkeypatch.setattr(resources, "PAGE", 1)  # one note a page
+    async with Client(build_server(kb)) as client:
+        first = await client.list_resources()
+        assert [r.uri for r in first.resources] == ["kb://tags", "kb://note/project.md"]
+        second = await client.list_resources(cursor=first.next_cursor)
+        assert [r.uri for r in second.resources] == ["kb://note/redis.md"]
+        assert second.next_cursor is None
+        with pytest.raises(Exception, match="without a cursor"):
+            await client.list_resources(cursor="not-one-of-ours")
+        error, _, listed = await call(client, "list_notes", modified_since="2000-01-01")
+        assert not error and len(listed["notes"]) == 2
+        error, _, listed = await call(client, "list_notes", modified_until="2000-01-01")
+        assert not error and listed["notes"] == []
+        error, message, _ = await call(client, "list_notes", modified_since="yesterday")
+        assert error and "2024-03-10" in message
+
+
 async def test_a_stale_hash_changes_nothing(kb: KnowledgeBase) -> None:
     file = kb.notes_root / "redis.md"
     async with Client(build_server(kb, writable=True)) as client:

@@ -243,6 +243,12 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         until: Annotated[
             str | None, Field(description="Dated on or before (whole year or month)")
         ] = None,
+        modified_since: Annotated[
+            str | None, Field(description="File changed at or after: 2024-03-10[T09:30]")
+        ] = None,
+        modified_until: Annotated[
+            str | None, Field(description="File changed at or before: 2024-03-10[T09:30]")
+        ] = None,
         draft: Annotated[bool | None, Field(description="true: only drafts; false: none")] = None,
         orphan: Annotated[bool, Field(description="Only notes with no links in or out")] = False,
         linked_from: Annotated[
@@ -267,7 +273,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         from or to a note, sorted by path, title, date, modification or length. Each
         with path, title, date, tags and word count. For finding notes on a topic, use
         search instead."""
-        from kb.listing import ListFilters, parse_date
+        from kb.listing import ListFilters, parse_date, parse_moment
 
         filters = ListFilters(
             tags=tuple(tag),
@@ -276,6 +282,14 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
             paths=(path,) if path else (),
             since=parse_date(since, "since") if since else None,
             until=parse_date(until, "until") if until else None,
+            modified_since=(
+                parse_moment(modified_since, "modified_since", end=False)
+                if modified_since
+                else None
+            ),
+            modified_until=(
+                parse_moment(modified_until, "modified_until", end=True) if modified_until else None
+            ),
             draft=draft,
             orphan=orphan,
             linked_from=kb.note_source(linked_from).note.id if linked_from else None,
@@ -289,6 +303,8 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
             path,
             since,
             until,
+            modified_since,
+            modified_until,
             draft,
             orphan,
             linked_from,
