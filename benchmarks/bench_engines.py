@@ -426,7 +426,7 @@ def path_sets(
     """Each engine's matched paths and its first LIMIT ranked paths. Matches are taken at
     COMPARE_LIMIT, or through engine.search without a limit when either engine reached it:
     past the limit, which notes make the cut is a question of ranking, not of matching."""
-    from kb.query import parse_query
+    from kb.query.syntax import parse_query
 
     ranked = {
         e: [h.path for h in kb.search(query.text, limit=COMPARE_LIMIT, prefix=query.prefix).hits]

@@ -204,10 +204,10 @@ def count_terms(shape: Shape) -> int:
     """The different terms kb finds in the query (the single terms timed, for a kb that
     cannot count them or refuses the query)."""
     from kb.errors import UsageError
-    from kb.query import parse_query
+    from kb.query.syntax import parse_query
 
     try:
-        from kb.query import distinct_terms
+        from kb.query.syntax import distinct_terms
 
         return len(distinct_terms(parse_query(shape.text).root))
     except (ImportError, UsageError):
@@ -227,12 +227,12 @@ def ensure_index(kb_dir: Path, engine: str, notes: int, warnings: list[str]) -> 
 
 
 def bench_size(args: argparse.Namespace, notes: int) -> SizeResult:
-    from kb.query import MAX_QUERY_CHARS
+    from kb.query.syntax import MAX_QUERY_CHARS
 
     if MAX_QUERY_CHARS != MAX_CHARS:
         raise BenchError(f"kb allows {MAX_QUERY_CHARS} characters; this script builds {MAX_CHARS}")
-    max_terms = getattr(sys.modules["kb.query"], "MAX_TERMS", None)
-    expanding = getattr(sys.modules["kb.query"], "EXPANDING_COST", 1)
+    max_terms = getattr(sys.modules["kb.query.syntax"], "MAX_TERMS", None)
+    expanding = getattr(sys.modules["kb.query.syntax"], "EXPANDING_COST", 1)
     dirs = prepare_copies(args, notes)
     source = corpus_dir(args.workdir, notes, args.seed)
     result = SizeResult(notes, folder_bytes(source / "notes") / 1e6, max_terms)

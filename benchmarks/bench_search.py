@@ -487,7 +487,7 @@ def warm_up(kb: Any, queries: list[BenchQuery], result: SizeResult) -> dict[Benc
             continue
         except Exception as error:  # a crash inside kb: no figure is worth reporting
             raise BenchError(
-                f"kb.search({query.text!r}) raised {type(error).__name__}: {error}"
+                f"kb.query.search({query.text!r}) raised {type(error).__name__}: {error}"
             ) from error
         if results.warning:
             result.warnings.append(f"query {query.text!r}: kb warns {results.warning!r}")
@@ -518,7 +518,7 @@ def measure_warm(kb_dir: Path, queries: list[BenchQuery], result: SizeResult) ->
 def engine_seconds(kb: Any, timing: QueryTiming) -> float | None:
     """The engine's SQL alone (no snippets), to tell ranking cost from snippet cost."""
     try:
-        from kb.query import parse_query
+        from kb.query.syntax import parse_query
     except ImportError:
         return None
     query = parse_query(timing.text, prefix_last=timing.prefix)

@@ -186,7 +186,7 @@ def _mention_terms(value: Any, warnings: list[str]) -> dict[str, str]:
     """``{term: note}``: words that mention a note wherever they appear (Redis, CS336).
     Each term costs ``kb links`` a search, so there are at most MAX_MENTION_TERMS, at
     most a query's MAX_TERMS per note, each no longer than MAX_TERM_CHARS."""
-    from kb.query import MAX_TERMS
+    from kb.query.syntax import MAX_TERMS
 
     if not value:
         return {}
@@ -242,7 +242,7 @@ def _synonyms(value: Any, home: Path, warnings: list[str]) -> dict[str, tuple[st
 
 
 def _capped_synonyms(groups: list[list[str]], warnings: list[str]) -> dict[str, tuple[str, ...]]:
-    from kb.glossary import MAX_PARTNERS, crowded_terms
+    from kb.query.glossary import MAX_PARTNERS, crowded_terms
 
     if len(groups) > MAX_SYNONYM_GROUPS:
         warnings.append(
@@ -273,7 +273,7 @@ def _capped_synonyms(groups: list[list[str]], warnings: list[str]) -> dict[str, 
 
 
 def _synonym_file(path: Path, warnings: list[str]) -> list[list[str]]:
-    from kb.glossary import parse_glossary
+    from kb.query.glossary import parse_glossary
 
     text = read_setting_file(path, "the synonyms file", MAX_SETTING_FILE_BYTES)
     # Only the groups that will be used are parsed: normalising is most of the cost.
@@ -307,7 +307,7 @@ def read_setting_file(path: Path, setting: str, limit: int) -> str:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        from kb.scan import file_kind
+        from kb.ingest.walk import file_kind
 
         reason = f"it is {file_kind(mode)}, not a regular file"
         raise KbError(f"{path}: cannot read {setting}: {reason}")

@@ -15,22 +15,22 @@ from kb.locations import find_knowledge_base
 from kb.store import Store, check_location, store_errors
 
 if TYPE_CHECKING:
-    from kb.browse import Follow
-    from kb.check import CheckProblem
-    from kb.connections import Connections, Mention, Related
-    from kb.engines import EngineEntry, SearchEngine
-    from kb.glossary import Glossary
-    from kb.graph import Graph
-    from kb.ingest import IngestStats, ProgressCallback
-    from kb.links import LinkIndex
-    from kb.listing import KbStats, ListedNote, ListFilters, NoteDetails
+    from kb.engines.contract import EngineEntry, SearchEngine
+    from kb.ingest.run import IngestStats, ProgressCallback
+    from kb.links.check import CheckProblem
+    from kb.links.connections import Connections, Mention, Related
+    from kb.links.graph import Graph
+    from kb.links.moving import MovePlan
+    from kb.links.resolve import LinkIndex
     from kb.locations import InitResult
-    from kb.moving import MovePlan
-    from kb.naming import NoteRef
-    from kb.note_source import NoteSource
-    from kb.search import SearchResults
+    from kb.notes.browse import Follow
+    from kb.notes.listing import KbStats, ListedNote, ListFilters, NoteDetails
+    from kb.notes.naming import NoteRef
+    from kb.notes.source import NoteSource
+    from kb.notes.views import NoteChoice, NotePage, NoteSummary, TagNode
+    from kb.query.glossary import Glossary
+    from kb.query.search import SearchResults
     from kb.store.sql import QueryResult
-    from kb.views import NoteChoice, NotePage, NoteSummary, TagNode
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -111,7 +111,7 @@ class KnowledgeBase:
         (``kb.engines.registry``) names."""
         if engine is not None and not rebuild:
             raise UsageError("--engine takes effect with --rebuild")
-        from kb.ingest import ingest_lock
+        from kb.ingest.run import ingest_lock
 
         path = self.config.store_path
         check_location(path)
@@ -154,7 +154,7 @@ class KnowledgeBase:
         progress: ProgressCallback | None,
         engine: str | None,
     ) -> IngestStats:
-        from kb.ingest import Ingester
+        from kb.ingest.run import Ingester
 
         store = Store.open(path, create=True)
         try:
@@ -191,7 +191,7 @@ class KnowledgeBase:
         when each is a note file (a fraction of a second, where a walk of every note takes
         1.7 s at 100,000), else every note (a folder, or a file that is not a note, may
         stand for notes anywhere under it)."""
-        from kb.scan import is_note_name
+        from kb.ingest.walk import is_note_name
 
         named = sorted(set(paths))
         if not named or not all(is_note_name(path.name) for path in named):
@@ -224,7 +224,7 @@ class KnowledgeBase:
         characters counts as a prefix. ``exact`` turns off typos, partial words, stems
         and the glossary. Raises QuerySyntaxError for bad syntax.
         """
-        from kb.search import run_search
+        from kb.query.search import run_search
 
         return run_search(
             self._store,
@@ -239,7 +239,7 @@ class KnowledgeBase:
     def glossary(self) -> Glossary:
         """The shipped Chinese↔English glossary with kb.yaml's ``synonyms:``, loaded once."""
         if self._glossary is None:
-            from kb.glossary import load_glossary
+            from kb.query.glossary import load_glossary
 
             self._glossary = load_glossary(self.config.synonyms)
         return self._glossary
@@ -257,7 +257,7 @@ class KnowledgeBase:
     ) -> list[ListedNote]:
         """Notes that pass ``filters`` (and match ``query``, in rank order unless
         ``sort``), see ``kb.listing.list_notes``."""
-        from kb.listing import list_notes
+        from kb.notes.listing import list_notes
 
         among = None
         if query:
@@ -266,7 +266,7 @@ class KnowledgeBase:
 
     @_store_errors
     def tag_counts(self, sort: str = "count") -> list[tuple[str, int]]:
-        from kb.listing import tag_counts
+        from kb.notes.listing import tag_counts
 
         return tag_counts(self._store, sort)
 
@@ -283,7 +283,7 @@ class KnowledgeBase:
     @_store_errors
     def stats(self) -> KbStats:
         """Totals from stored counts (``kb stats``)."""
-        from kb.listing import kb_stats
+        from kb.notes.listing import kb_stats
 
         store = self._store
         engine = self._engine_entry(store).name
@@ -292,7 +292,7 @@ class KnowledgeBase:
     @_store_errors
     def note_details(self, note: NoteRef) -> NoteDetails:
         """A note's fields and its file's Markdown (``kb show``)."""
-        from kb.listing import note_details
+        from kb.notes.listing import note_details
 
         row = self._store.notes.by_id(note.id)
         if row is None:
@@ -306,8 +306,9 @@ class KnowledgeBase:
         """What moving ``note`` to ``new_path`` changes: the new bytes of every file that
         links to it (and of the note, for its own relative links), and the links left as
         they are. Reads the store and the files; writes nothing."""
-        from kb.move_transaction import check_writable
-        from kb.moving import (
+        from kb.ingest.walk import exclusion_rule
+        from kb.links.move_transaction import check_writable
+        from kb.links.moving import (
             RELATIVE_KINDS,
             FileEdit,
             LinkAt,
@@ -319,7 +320,6 @@ class KnowledgeBase:
             moved_own_target,
             new_target,
         )
-        from kb.scan import exclusion_rule
 
         store = self._store
         row = store.notes.by_id(note.id)
@@ -406,7 +406,7 @@ class KnowledgeBase:
         """Move ``note`` to ``new_path`` and rewrite every link to it, as one transaction
         (``kb.move_transaction``), then ingest. The store is brought up to date first, so
         the plan reads the links as the files hold them."""
-        from kb.move_transaction import FileChange, move_lock, run_move
+        from kb.links.move_transaction import FileChange, move_lock, run_move
 
         with move_lock(self.config.index_dir):
             self.ingest()
@@ -420,7 +420,7 @@ class KnowledgeBase:
         wholly after); what was done, in one line, or None when there was none."""
         if not self.config.move_journal.exists():
             return None  # every command asks: a stat, not an import
-        from kb.move_transaction import recover
+        from kb.links.move_transaction import recover
 
         return recover(self.config.move_journal)
 
@@ -437,21 +437,21 @@ class KnowledgeBase:
     @_store_errors
     def find_note(self, ref: str, cwd: Path | None = None) -> NoteRef:
         """A note from a path (relative to ``cwd`` or a notes root), a title or an alias."""
-        from kb.naming import find_note
+        from kb.notes.naming import find_note
 
         roots = {root.name: root.path for root in self.config.roots}
         return find_note(self._store, ref, roots, cwd or Path.cwd(), self.config.prefixed)
 
     @_store_errors
     def note_ref(self, note_id: int) -> NoteRef:
-        from kb.naming import note_ref
+        from kb.notes.naming import note_ref
 
         return note_ref(self._store, note_id)
 
     @_store_errors
     def connections(self, note: NoteRef, related_limit: int = 10) -> Connections:
         """Outgoing links, backlinks, unlinked mentions and related notes of one note."""
-        from kb.connections import Connections, backlinks, outgoing
+        from kb.links.connections import Connections, backlinks, outgoing
 
         return Connections(
             note,
@@ -463,7 +463,7 @@ class KnowledgeBase:
 
     @_store_errors
     def mentions(self, note_id: int) -> list[Mention]:
-        from kb.connections import mentions
+        from kb.links.connections import mentions
 
         return mentions(
             self._store,
@@ -477,7 +477,7 @@ class KnowledgeBase:
     @_store_errors
     def related(self, note_id: int, limit: int = 10) -> list[Related]:
         """Related notes with reasons; cached until the store changes."""
-        from kb.connections import related
+        from kb.links.connections import related
 
         key = (note_id, limit, self._store.generation)
         with self._lock:
@@ -490,14 +490,14 @@ class KnowledgeBase:
 
     @_store_errors
     def check(self) -> list[CheckProblem]:
-        from kb.check import check
+        from kb.links.check import check
 
         return check(self._store)
 
     @_store_errors
     def graph(self, with_mentions: bool = False, with_related: bool = False) -> Graph:
         """The link graph; mentions and related notes on request (they cost a query each)."""
-        from kb.graph import link_graph
+        from kb.links.graph import link_graph
 
         return link_graph(
             self._store,
@@ -520,21 +520,21 @@ class KnowledgeBase:
 
     @_store_errors
     def recent(self, limit: int = 50, modified: bool = False) -> list[NoteSummary]:
-        from kb.views import recent
+        from kb.notes.views import recent
 
         return recent(self._store, limit, modified)
 
     @_store_errors
     def note_page(self, note_id: int) -> NotePage:
         """A note as the reader shows it (see ``kb.views.note_page``)."""
-        from kb.views import note_page
+        from kb.notes.views import note_page
 
         return note_page(self._store, note_id, self.note_file)
 
     @_store_errors
     def follow(self, note_id: int, href: str) -> Follow:
         """Where a link in a note leads (see ``kb.browse.follow``)."""
-        from kb.browse import follow
+        from kb.notes.browse import follow
 
         return follow(self._link_index(), note_id, href)
 
@@ -542,7 +542,7 @@ class KnowledgeBase:
         """A link index over this thread's reader that loads only the names a lookup asks
         for (kb.store.names): it answers as one built over every note would, without
         reading every note's names first (a second at 100,000 notes)."""
-        from kb.links import _host
+        from kb.links.resolve import _host
         from kb.sites import find_site, site_links
         from kb.store.names import StoreLinkIndex
 
@@ -556,21 +556,21 @@ class KnowledgeBase:
 
     @_store_errors
     def tag_tree(self) -> list[TagNode]:
-        from kb.views import tag_tree
+        from kb.notes.views import tag_tree
 
         return tag_tree(self._store.terms.counts("tags"))
 
     @_store_errors
     def series(self, note_id: int) -> list[tuple[str, list[NoteSummary]]]:
         """Each series the note is in, with its notes in date order."""
-        from kb.views import series
+        from kb.notes.views import series
 
         return series(self._store, note_id)
 
     def new_note(self, title: str, folder: str | None = None) -> Path:
         """Create a note file with a front-matter template; returns its path. The folder is
         ``folder``, else ``new_notes_folder`` from kb.yaml, inside the first notes root."""
-        from kb.editing import create_note
+        from kb.notes.editing import create_note
 
         setting = "--folder" if folder else f"new_notes_folder in {self.home / CONFIG_NAME}"
         chosen = folder or self.config.new_notes_folder
@@ -646,7 +646,7 @@ class KnowledgeBase:
     @_store_errors
     def titles(self, note_ids: Iterable[int]) -> dict[int, str]:
         """The titles of those notes still in the store (the others are left out)."""
-        from kb.views import titles
+        from kb.notes.views import titles
 
         return titles(self._store, note_ids)
 
@@ -659,7 +659,7 @@ class KnowledgeBase:
     @_store_errors
     def note_choices(self) -> list[NoteChoice]:
         """Every note, by path, for choosing one by its title."""
-        from kb.views import note_choices
+        from kb.notes.views import note_choices
 
         return note_choices(self._store)
 
@@ -676,10 +676,10 @@ class KnowledgeBase:
         """The note ``ref`` names (kb's naming rule, from the knowledge base's folder) with
         its file's Markdown and content hash; a UsageError, nothing read, when the name
         or the note's file leads outside the notes roots."""
-        from kb.note_source import NoteSource, front_matter_fields
-        from kb.note_writing import read_versioned
+        from kb.notes.safe_paths import checked_file, refuse_outside
+        from kb.notes.source import NoteSource, front_matter_fields
+        from kb.notes.writing import read_versioned
         from kb.parse.decode import BinaryFile, decode_note
-        from kb.safe_paths import checked_file, refuse_outside
 
         refuse_outside(ref, self._root_paths(), self.home)
         note = self.find_note(ref, cwd=self.home)
@@ -698,7 +698,7 @@ class KnowledgeBase:
     def append_to_note(self, ref: str, text: str, expected_hash: str) -> tuple[NoteRef, str]:
         """Add ``text`` at the end of the note, when its file still has ``expected_hash``;
         the note is ingested. Returns the note and its new hash."""
-        from kb.note_writing import appended
+        from kb.notes.writing import appended
 
         return self._edit_note(ref, expected_hash, lambda before: appended(before, text))
 
@@ -707,7 +707,7 @@ class KnowledgeBase:
     ) -> tuple[NoteRef, str]:
         """Replace the one occurrence of ``old`` with ``new`` in the note, when its file
         still has ``expected_hash``; the note is ingested."""
-        from kb.note_writing import replaced_once
+        from kb.notes.writing import replaced_once
 
         return self._edit_note(ref, expected_hash, lambda before: replaced_once(before, old, new))
 
@@ -716,7 +716,7 @@ class KnowledgeBase:
     ) -> tuple[NoteRef, str]:
         import os
 
-        from kb.note_writing import check_version, keeping_newlines, utf8_text, write_if_unchanged
+        from kb.notes.writing import check_version, keeping_newlines, utf8_text, write_if_unchanged
 
         source = self.note_source(ref)
         real = Path(os.path.realpath(source.file))  # a link inside the roots: edit its target
@@ -730,8 +730,8 @@ class KnowledgeBase:
     def create_note(self, title: str, folder: str | None, tags: list[str]) -> Path:
         """A new note from ``kb new``'s template in ``folder`` (inside the first root;
         default ``new_notes_folder``), ingested; its path."""
-        from kb.note_writing import new_note_file
-        from kb.safe_paths import folder_inside
+        from kb.notes.safe_paths import folder_inside
+        from kb.notes.writing import new_note_file
 
         chosen = folder if folder is not None else self.config.new_notes_folder
         target = folder_inside(chosen or ".", self.notes_root, self._root_paths())
@@ -745,8 +745,8 @@ class KnowledgeBase:
         """``move`` for a caller that read the note at ``expected_hash``, ``new_path``
         relative to the first notes root: refused when the file changed since, or when
         either place leads outside the notes roots."""
-        from kb.note_writing import check_version
-        from kb.safe_paths import refuse_outside
+        from kb.notes.safe_paths import refuse_outside
+        from kb.notes.writing import check_version
 
         refuse_outside(new_path, self._root_paths(), self.notes_root)
         source = self.note_source(ref)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from kb.browse import History, display_markdown, parse_kb_href, split_for_display
-from kb.editing import new_note_name, new_note_text
+from kb.notes.browse import History, display_markdown, parse_kb_href, split_for_display
+from kb.notes.editing import new_note_name, new_note_text
+from kb.notes.views import tag_tree
 from kb.parse.note import parse_note
-from kb.views import tag_tree
 
 
 @pytest.mark.parametrize(

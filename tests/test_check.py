@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from kb.check import shown_target
 from kb.cli import cli
+from kb.links.check import shown_target
 from kb.parse.markdown import parse_markdown
 
 NOTES = {

@@ -14,9 +14,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from kb.cli import cli
-from kb.cli_notes import SORT_CHOICES
+from kb.cli.notes import SORT_CHOICES
 from kb.knowledge_base import KnowledgeBase
-from kb.listing import SORT_KEYS, format_note
+from kb.notes.listing import SORT_KEYS, format_note
 from tests.conftest import run_cli as run
 
 NOTES = {

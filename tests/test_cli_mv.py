@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from kb import move_transaction
 from kb.knowledge_base import KnowledgeBase
-from kb.moving import Place, moved_own_target, new_target
+from kb.links import move_transaction
+from kb.links.moving import Place, moved_own_target, new_target
 from tests.conftest import run_cli as run
 
 ROOT = Path("/r")

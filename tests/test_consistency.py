@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from kb.engines.fts5 import COLUMNS, TABLE
-from kb.engines.plan import document_streams
 from kb.knowledge_base import KnowledgeBase
-from kb.links import LinkIndex
+from kb.links.resolve import LinkIndex
+from kb.query.plan import document_streams
 
 FOLDERS = ["", "a", "a/b", "c"]
 STEMS = ["foo", "bar", "baz", "index", "README", "qux"]

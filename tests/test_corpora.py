@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.documents import path_words
+from kb.ingest.documents import path_words
 from kb.knowledge_base import KnowledgeBase
 from tests.conftest import SHARED_CORPORA
 

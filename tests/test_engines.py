@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from kb.cli import cli
-from kb.engines import EngineEntry
-from kb.engines.plan import STREAMS, document_streams
+from kb.engines.contract import EngineEntry
 from kb.engines.registry import DEFAULT_ENGINE, ENGINES, engine_entry, engine_names
 from kb.errors import KbError
 from kb.knowledge_base import KnowledgeBase
+from kb.query.plan import STREAMS, document_streams
 
 
 def test_names_and_entries() -> None:
@@ -60,7 +60,7 @@ def test_searching_with_fts5_never_loads_the_whoosh_module() -> None:
 
 
 def test_every_stream_of_the_layout_is_filled() -> None:
-    from kb.documents import SearchDocument
+    from kb.ingest.documents import SearchDocument
 
     document = SearchDocument("FlashAttention", "gpu", "显存带宽", "body", "code")
     streams = document_streams(document)
@@ -98,8 +98,8 @@ def test_every_stream_of_the_layout_is_filled() -> None:
     ],
 )
 def test_vocabulary_words(title: str, body: str, known: tuple[str, ...], expected: set) -> None:
-    from kb.documents import SearchDocument
-    from kb.engines.plan import vocabulary_words
+    from kb.ingest.documents import SearchDocument
+    from kb.query.plan import vocabulary_words
 
     streams = document_streams(SearchDocument(title, "", "", body, ""))
     found = vocabulary_words(streams, frozenset(known))

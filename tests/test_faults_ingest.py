@@ -23,8 +23,8 @@ from click.testing import CliRunner
 
 from kb.cli import cli
 from kb.errors import IngestLocked
-from kb.ingest import LoadJob, ingest_lock, load_file
-from kb.scan import NoteFile
+from kb.ingest.run import LoadJob, ingest_lock, load_file
+from kb.ingest.walk import NoteFile
 
 PROC = Path("/proc")
 NOTES = 800  # over the 300 changed files from which ingest parses in worker processes
@@ -265,7 +265,7 @@ def test_a_huge_sparse_file_costs_no_memory(make_kb, tmp_path: Path) -> None:
 
 
 def test_a_file_over_the_cap_is_not_read(tmp_path: Path) -> None:
-    import kb.ingest as ingest_module
+    import kb.ingest.run as ingest_module
 
     path = tmp_path / "n.md"
     path.write_bytes(b"x" * 10)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from kb.browse import display_markdown, split_for_display
-from kb.fences import code_lines
+from kb.notes.browse import display_markdown, split_for_display
+from kb.parse.fences import code_lines
 
 # Each case: the text, and for each line whether it is code ("c") or text (".").
 CASES = [

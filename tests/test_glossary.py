@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from kb.cli import cli
 from kb.config import load_config
 from kb.errors import KbError
-from kb.glossary import load_glossary, parse_glossary, shipped_groups
+from kb.query.glossary import load_glossary, parse_glossary, shipped_groups
 
 SHIPPED = Path(__file__).resolve().parent.parent / "kb" / "data" / "glossary.tsv"
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -184,7 +184,7 @@ def test_the_shipped_glossary_is_well_formed() -> None:
 def test_importing_the_glossary_is_cheap_and_reads_nothing() -> None:
     script = (
         "import sys\n"
-        "import kb.glossary as g\n"
+        "import kb.query.glossary as g\n"
         "print('READ', g.shipped_groups.cache_info().currsize)\n"
         "g.load_glossary({'推理': ['serving']})\n"
         "heavy = {'textual', 'sqlite_utils', 'rjieba', 'markdown_it', 'rich', 'yaml',\n"

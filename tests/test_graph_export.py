@@ -11,8 +11,8 @@ from dataclasses import asdict
 
 import pytest
 
-import kb.graph
-from kb.graph import Graph, GraphEdge, GraphNode, render
+import kb.links.graph
+from kb.links.graph import Graph, GraphEdge, GraphNode, render
 from kb.text import json_text
 from tests.conftest import run_cli as run
 
@@ -83,7 +83,7 @@ def test_dot_and_mermaid_text() -> None:
 def test_the_pieces_join_to_the_same_text_wherever_they_are_cut(monkeypatch, fmt) -> None:
     graph = Graph(NODES, [GraphEdge(i % 3 + 1, (i + 1) % 3 + 1, "link") for i in range(500)])
     in_one = whole(graph, fmt)
-    monkeypatch.setattr(kb.graph, "_CHUNK_CHARS", 7)
+    monkeypatch.setattr(kb.links.graph, "_CHUNK_CHARS", 7)
     pieces = list(render(graph, fmt))
     assert len(pieces) > 100
     assert "".join(pieces) == in_one

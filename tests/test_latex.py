@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.latex import render_math, to_unicode
+from kb.notes.latex import render_math, to_unicode
 
 
 @pytest.mark.parametrize(

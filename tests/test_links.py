@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from kb.cli import cli
 from kb.errors import UsageError
 from kb.knowledge_base import KnowledgeBase
-from kb.links import LinkIndex, LinkToResolve, NoteName
+from kb.links.resolve import LinkIndex, LinkToResolve, NoteName
 from tests.conftest import SAMPLE_NOTES, SHARED_CORPORA
 
 
@@ -240,7 +240,7 @@ def test_configured_mention_terms(sample) -> None:
 
 
 def test_short_titles_are_not_mentions() -> None:
-    from kb.connections import mention_names, mention_pattern
+    from kb.links.connections import mention_names, mention_pattern
 
     note = NoteName(1, "notes", "a.md", "GPU", aliases=("锁", "显存带宽", "Redis 学习笔记"))
     assert mention_names(note, []) == ["显存带宽", "Redis 学习笔记"]

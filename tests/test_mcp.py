@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult
 
 from kb.knowledge_base import KnowledgeBase
-from kb.note_writing import content_hash
+from kb.notes.writing import content_hash
 from tests.conftest import SAMPLE_NOTES
 
 pytestmark = pytest.mark.slow  # each test spawns a server: 2-4 s

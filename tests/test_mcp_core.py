@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from kb.errors import UsageError
-from kb.note_sections import find_section, sections
-from kb.note_writing import (
+from kb.notes.paging import decode_cursor, encode_cursor, page_end, safe_cut
+from kb.notes.safe_paths import checked_file, folder_inside, looks_like_path, refuse_outside
+from kb.notes.sections import find_section, sections
+from kb.notes.writing import (
     appended,
     content_hash,
     keeping_newlines,
@@ -18,8 +20,6 @@ from kb.note_writing import (
     replaced_once,
     write_if_unchanged,
 )
-from kb.paging import decode_cursor, encode_cursor, page_end, safe_cut
-from kb.safe_paths import checked_file, folder_inside, looks_like_path, refuse_outside
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # one glyph of five code points
 E_ACUTE = "e\u0301"  # é as a letter and a combining accent

@@ -18,7 +18,7 @@ from mcp.client import Client
 
 from kb.knowledge_base import KnowledgeBase
 from kb.mcp.server import build_server
-from kb.note_writing import content_hash
+from kb.notes.writing import content_hash
 
 NOTES = {
     "redis.md": "---\ntitle: Redis 学习笔记\ntags: [db]\n---\n# Redis\n\n## ZSET\n\nskiplist\n",
@@ -128,48 +128,6 @@ def test_kb_mcp_without_the_sdk_says_what_to_install(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr.strip() == "kb: kb mcp needs the MCP SDK: pip install 'kb-notes[mcp]'"
-
-
-REPO = Path(__file__).resolve().parent.parent
-# What the MCP face may import from kb: the facade, its value types, and the pure helpers
-# it pages and names sections with. Nothing of the store, the engines or the TUI.
-_MCP_FACE_ALLOWED = (
-    "kb",
-    "kb.knowledge_base",
-    "kb.errors",
-    "kb.text",
-    "kb.cli",
-    "kb.mcp",
-    "kb.paging",
-    "kb.note_sections",
-    "kb.query",
-    "kb.listing",
-    "kb.check",
-    "kb.connections",
-    "kb.note_source",
-    "kb.search",
-    "kb.views",
-)
-
-
-def test_the_mcp_face_reaches_kb_only_through_the_facade() -> None:
-    import ast
-
-    faces = [REPO / "kb" / "cli_mcp.py", *sorted((REPO / "kb" / "mcp").glob("*.py"))]
-    offenders = []
-    for path in faces:
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                names = [node.module]
-            for name in names:
-                if name.split(".")[0] in ("kb", "textual", "sqlite3", "sqlite_utils") and not (
-                    name in _MCP_FACE_ALLOWED or name.startswith("kb.mcp.")
-                ):
-                    offenders.append(f"{path.name}: {name}")
-    assert offenders == []
 
 
 def test_kb_search_never_imports_the_sdk(make_kb: Callable[..., KnowledgeBase]) -> None:

@@ -222,7 +222,7 @@ def test_the_mode_is_kept_and_a_read_only_note_refused(make_kb) -> None:
 
 
 def test_the_mode_is_kept_when_the_move_fails(make_kb, monkeypatch) -> None:
-    from kb import move_transaction
+    from kb.links import move_transaction
 
     kb = _kb(make_kb, {"t.md": TARGET, "a.md": "# a\n\n[t](t.md)\n", "b.md": "# b\n\n[t](t.md)\n"})
     for name in ("a.md", "b.md"):
@@ -269,7 +269,7 @@ def test_the_journal_edits_go_both_ways() -> None:
     and back, for any two byte strings."""
     import random
 
-    from kb.move_transaction import _apply_edits, _byte_edits, _undo_edits
+    from kb.links.move_transaction import _apply_edits, _byte_edits, _undo_edits
 
     chooser = random.Random(21)
     for _ in range(2000):

@@ -9,8 +9,8 @@ import sys
 import pytest
 
 from kb.errors import UsageError
-from kb.links import NoteName
-from kb.naming import pinyin_matches, title_pinyin
+from kb.links.resolve import NoteName
+from kb.notes.naming import pinyin_matches, title_pinyin
 
 NOTES = {
     "eng/redis-study.md": "---\ntitle: Redis 学习笔记\naliases: [Redis 数据结构]\n---\n\nx\n",

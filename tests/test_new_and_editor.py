@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.editing import editor_command, new_note_text
 from kb.errors import KbError
+from kb.notes.editing import editor_command, new_note_text
 from kb.parse.frontmatter import split_front_matter
 from kb.parse.note import parse_note
 from tests.conftest import REPO

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.engines.plan import (
+from kb.query.plan import (
     AllOf,
     AnyOf,
     Bigrams,
@@ -17,7 +17,7 @@ from kb.engines.plan import (
     Text,
     plan_query,
 )
-from kb.query import parse_query
+from kb.query.syntax import parse_query
 
 REQUIRED: list[tuple[str, Text | None]] = [
     # Latin words are one token each, folded.

@@ -11,11 +11,11 @@ from typing import ClassVar
 import pytest
 from click.testing import CliRunner
 
-from kb.analysis import close_spellings, one_edit, split_chinese, split_word
 from kb.cli import cli
 from kb.engines.whoosh import available as whoosh_available
 from kb.knowledge_base import KnowledgeBase
 from kb.parse.markdown import strip_site_markup
+from kb.query.reading import close_spellings, one_edit, split_chinese, split_word
 
 ENGINES = [
     "fts5",

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-import kb.ingest
+import kb.ingest.run
 from kb.config import load_config
-from kb.ingest import Ingester
-from kb.links import LinkIndex, NoteName
+from kb.ingest.run import Ingester
+from kb.links.resolve import LinkIndex, NoteName
 from kb.parse.note import parse_note
 from kb.store import Store
 from kb.store.names import lookup_entries
@@ -135,7 +135,7 @@ def test_links_resolved_through_the_stored_keys_match_a_full_resolution(
     """test_consistency's random edits, moves and deletions, with every ingest resolving
     links through the stored lookup keys however many notes it wrote (small stores
     otherwise often take the resolve-everything path)."""
-    monkeypatch.setattr(kb.ingest, "_FULL_LINKS_SHARE", 0)
+    monkeypatch.setattr(kb.ingest.run, "_FULL_LINKS_SHARE", 0)
     consistency.test_incremental_ingest_matches_a_fresh_one(tmp_path, seed)
 
 
@@ -144,7 +144,7 @@ def test_a_missing_file_is_looked_for_again_when_nothing_else_changed(
 ) -> None:
     """Whether a file exists is not in the store: a link to a missing file is tried again
     by every ingest, so adding the file fixes the link without touching the note."""
-    monkeypatch.setattr(kb.ingest, "_FULL_LINKS_SHARE", 0)  # as in a large collection
+    monkeypatch.setattr(kb.ingest.run, "_FULL_LINKS_SHARE", 0)  # as in a large collection
     knowledge = make_kb({"a.md": "# A\n\n[the paper](files/paper.pdf)\n", "b.md": "# B\n"})
     knowledge.ingest()
 
@@ -176,7 +176,7 @@ def test_kb_check_finds_the_meant_note_from_a_shortlist_as_from_every_name(make_
     notes["src.md"] = "\n\n".join(typos) + "\n"
     kb = make_kb(notes)
     kb.ingest()
-    from kb.check import check
+    from kb.links.check import check
 
     store = kb._store
     for full_scan in (10**6, 0):  # every name scored; only the shortlist's

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from kb.cli import cli
 from kb.engines.whoosh import available as whoosh_available
 from kb.knowledge_base import KnowledgeBase
-from kb.query import QuerySyntaxError
+from kb.query.syntax import QuerySyntaxError
 
 ENGINES = [
     "fts5",
@@ -215,7 +215,7 @@ def test_index_follows_edits_removals_and_renames(kb: KnowledgeBase) -> None:
 
 
 def test_index_is_rebuilt_when_the_tokenizer_changes(kb: KnowledgeBase, monkeypatch) -> None:
-    import kb.engines.plan as plan
+    import kb.query.plan as plan
 
     monkeypatch.setattr(plan, "TOKENIZER_VERSION", "test-changed")
     assert not kb.engine().is_ready()

@@ -19,9 +19,9 @@ import pytest
 
 from kb.config import MAX_MENTION_TERMS, MAX_SYNONYM_GROUPS, load_config
 from kb.errors import KbError
-from kb.glossary import MAX_PARTNERS, load_glossary
 from kb.knowledge_base import KnowledgeBase
-from kb.query import MAX_TERMS, parse_query
+from kb.query.glossary import MAX_PARTNERS, load_glossary
+from kb.query.syntax import MAX_TERMS, parse_query
 from tests.conftest import run_cli, write_notes
 
 if TYPE_CHECKING:
@@ -202,7 +202,7 @@ class _NoVocabulary:
 
 
 def test_a_query_expands_by_the_glossary_no_further_than_the_query_cap() -> None:
-    from kb.analysis import read_query
+    from kb.query.reading import read_query
 
     words = [f"词{chr(0x4E00 + n)}{chr(0x4F00 + n)}" for n in range(MAX_TERMS)]
     glossary = load_glossary(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kb.exact_text import ExactText
+from kb.links.exact_text import ExactText
 from kb.parse.spans import link_spans
 
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from kb.documents import search_document
 from kb.errors import StoreError
+from kb.ingest.documents import search_document
 from kb.models import Heading, Link, ParsedNote, Problem
 from kb.store import (
     SCHEMA_VERSION,

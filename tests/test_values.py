@@ -9,8 +9,8 @@ from typing import ClassVar
 
 import pytest
 
-from kb.engines.plan import Prefix, Term
-from kb.query import Phrase, Word
+from kb.query.plan import Prefix, Term
+from kb.query.syntax import Phrase, Word
 from kb.values import Value
 
 

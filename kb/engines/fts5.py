@@ -14,24 +14,24 @@ import sqlite3
 from collections.abc import Collection, Iterable
 from pathlib import Path
 
-from kb.documents import SearchDocument
-from kb.engines import (
+from kb.engines.contract import (
     EngineEntry,
     EngineHit,
     Related,
     document_terms,
     index_tokens,
     more_like_this,
-    plan,
 )
-from kb.engines.plan import (
+from kb.ingest.documents import SearchDocument
+from kb.query import plan
+from kb.query.plan import (
     QueryPlan,
     document_streams,
     plan_query,
     query_signature,
     tokenizer_signature,
 )
-from kb.query import And, Field, Node, Not, Phrase, Query, Word
+from kb.query.syntax import And, Field, Node, Not, Phrase, Query, Word
 from kb.store import Store, filter_clause
 
 TABLE = "note_fts"

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from kb.errors import KbError
 
 if TYPE_CHECKING:
-    from kb.engines import EngineEntry
+    from kb.engines.contract import EngineEntry
 
 # name -> the module whose ENGINE is that engine's entry
 ENGINES = {

@@ -15,22 +15,22 @@ from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb.engines import (
+from kb.engines.contract import (
     EngineEntry,
     EngineHit,
     Related,
     document_terms,
     index_tokens,
     more_like_this,
-    plan,
 )
-from kb.engines.plan import QueryPlan, document_streams, plan_query
 from kb.errors import KbError, StoreError, os_error_message
-from kb.query import And, Field, Node, Not, Or, Phrase, Query, Word
+from kb.query import plan
+from kb.query.plan import QueryPlan, document_streams, plan_query
+from kb.query.syntax import And, Field, Node, Not, Or, Phrase, Query, Word
 
 if TYPE_CHECKING:
-    from kb.documents import SearchDocument
     from kb.engines.fts5 import DroppedFts5
+    from kb.ingest.documents import SearchDocument
     from kb.store import Store
 
 FOLDER = "whoosh"

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any
 from kb.text import json_text, one_line
 
 if TYPE_CHECKING:
-    from kb.check import CheckProblem
-    from kb.connections import Connections
-    from kb.listing import KbStats, ListedNote
-    from kb.note_source import NoteSource
-    from kb.search import SearchHit, SearchResults
-    from kb.views import TagNode
+    from kb.links.check import CheckProblem
+    from kb.links.connections import Connections
+    from kb.notes.listing import KbStats, ListedNote
+    from kb.notes.source import NoteSource
+    from kb.notes.views import TagNode
+    from kb.query.search import SearchHit, SearchResults
 
 
 def _more(tool: str, cursor: str | None) -> str:
@@ -146,7 +146,7 @@ def note_text(
 
 
 def links_text(found: Connections, limit: int) -> str:
-    from kb.check import shown_target
+    from kb.links.check import shown_target
 
     out = [f"{one_line(found.note.title)}\npath: {one_line(found.note.path)}\n"]
     notes = [x for x in found.outgoing if x.status not in ("external", "attachment")]

@@ -63,7 +63,7 @@ def add_resources(server: KbServer, kb: KnowledgeBase) -> None:
     async def list_resources(ctx: Any, params: PaginatedRequestParams) -> ListResourcesResult:
         import anyio
 
-        from kb.paging import cursor_offset, decode_cursor, encode_cursor
+        from kb.notes.paging import cursor_offset, decode_cursor, encode_cursor
 
         offset = 0
         if params.cursor:

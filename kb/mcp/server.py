@@ -15,8 +15,8 @@ from pydantic import Field
 from kb import __version__
 from kb.mcp import render
 from kb.mcp.answers import answer, capped, fitting, guarded
-from kb.paging import cursor_offset, decode_cursor, encode_cursor, page_end
-from kb.query import QuerySyntaxError
+from kb.notes.paging import cursor_offset, decode_cursor, encode_cursor, page_end
+from kb.query.syntax import QuerySyntaxError
 
 if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
@@ -179,7 +179,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         source = kb.note_source(note)
         text, label = source.markdown, None
         if section:
-            from kb.note_sections import find_section
+            from kb.notes.sections import find_section
 
             found = find_section(source.markdown, section)
             text, label = source.markdown[found.start : found.end], found.title
@@ -273,7 +273,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         from or to a note, sorted by path, title, date, modification or length. Each
         with path, title, date, tags and word count. For finding notes on a topic, use
         search instead."""
-        from kb.listing import ListFilters, parse_date, parse_moment
+        from kb.notes.listing import ListFilters, parse_date, parse_moment
 
         filters = ListFilters(
             tags=tuple(tag),
@@ -329,7 +329,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
     ) -> CallToolResult:
         """The notes the user changed most recently (or dated most recently), newest
         first: what they are working on now."""
-        from kb.listing import ListFilters
+        from kb.notes.listing import ListFilters
 
         notes = kb.list_notes(ListFilters(), sort=by, limit=limit)
         return _listing(notes, 0, limit, "recent", [], "notes changed last")

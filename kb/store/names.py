@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
-from kb.links import LinkIndex, NoteName, _path_key, fold, site_path
+from kb.links.resolve import LinkIndex, NoteName, _path_key, fold, site_path
 from kb.store.links import key_hash
 
 # LinkIndex tables that keep one note per key (the first by path); the others keep a list.

@@ -9,9 +9,9 @@ from collections.abc import Iterable
 from operator import itemgetter
 from typing import Any
 
-from kb.documents import SearchDocument, described, search_document
 from kb.errors import StoreError
-from kb.links import NoteName
+from kb.ingest.documents import SearchDocument, described, search_document
+from kb.links.resolve import NoteName
 from kb.models import Problem
 from kb.store.connection import id_table
 from kb.store.problems import ProblemDao

@@ -13,9 +13,9 @@ from textual.command import Provider
 from textual.content import Content
 from textual.widgets import Static
 
-from kb.editing import editor_command, start_editor
 from kb.errors import IngestLocked, KbError
 from kb.knowledge_base import KnowledgeBase
+from kb.notes.editing import editor_command, start_editor
 from kb.text import strip_controls
 from kb.tui.messages import IngestProgress, NotesChanged, OpenNote
 from kb.tui.widgets import plural

@@ -16,7 +16,7 @@ from urllib.parse import unquote
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 
-from kb.browse import code_lines
+from kb.notes.browse import code_lines
 from kb.text import one_line
 
 IMAGE_LINK = "kb-image:"

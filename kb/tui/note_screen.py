@@ -20,17 +20,17 @@ from textual.widgets._markdown import MarkdownHeader
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
-from kb.browse import Follow, History, split_for_display
-from kb.connections import Connections
 from kb.errors import KbError
-from kb.latex import render_math
+from kb.links.connections import Connections
+from kb.notes.browse import Follow, History, split_for_display
+from kb.notes.latex import render_math
+from kb.notes.views import NotePage, NoteSummary
 from kb.text import one_line, slugify, strip_controls
 from kb.tui.app import KbApp
 from kb.tui.images import IMAGE_LINK, image_file, is_remote, note_images
 from kb.tui.messages import FollowLink, NotesChanged, OpenNote
 from kb.tui.reader import Flow, Reader
 from kb.tui.widgets import ConnectionList, Finder, LinkList, breadcrumb, markdown_parser
-from kb.views import NotePage, NoteSummary
 
 SIDE_BESIDE = 120  # columns from which the connections sit beside the note, not below it
 OUTLINE_BESIDE = 150  # columns from which the outline shows by itself (text keeps 80+)

@@ -18,7 +18,7 @@ from rich.cells import cell_len
 from textual.content import Content
 from textual.highlight import highlight
 
-from kb.latex import render_math
+from kb.notes.latex import render_math
 from kb.text import one_line
 from kb.tui.reader import NO_PREFIX, Hanging, Line, Prefix
 from kb.tui.widgets import DIM, HIGHLIGHT, markdown_parser

@@ -15,13 +15,13 @@ from textual.widgets import Footer, Input, OptionList, Static
 from textual.worker import get_current_worker
 
 from kb.errors import KbError, StoreError
-from kb.search import SearchHit, SearchResults
+from kb.notes.views import NoteSummary
+from kb.query.search import SearchHit, SearchResults
 from kb.text import one_line, strip_controls
 from kb.tui.app import KbApp
 from kb.tui.messages import FilterByTag, NotesChanged, OpenNote
 from kb.tui.preview import preview
 from kb.tui.widgets import ResultList, TagChip, TagTree, plural
-from kb.views import NoteSummary
 
 RESULTS = 30  # as you type: the engine's best 30 (ordered by its relevance tiers)
 RECENT = 50  # the empty search's list of notes

@@ -13,12 +13,12 @@ from textual.widgets import OptionList, Static, Tree
 from textual.widgets.option_list import Option
 from textual.widgets.tree import TreeNode
 
-from kb.connections import Backlink, Mention, Related
-from kb.search import SearchHit
+from kb.links.connections import Backlink, Mention, Related
+from kb.notes.views import NoteSummary, PageLink, TagNode
+from kb.query.search import SearchHit
 from kb.text import one_line, strip_controls
 from kb.tui.images import IMAGE_LINK, image_label, image_links
 from kb.tui.messages import FilterByTag, FollowLink, OpenNote
-from kb.views import NoteSummary, PageLink, TagNode
 
 HIGHLIGHT = "bold $accent"
 DIM = "dim"

@@ -9,7 +9,7 @@ import re
 from typing import NamedTuple
 
 from kb.errors import UsageError
-from kb.fences import code_lines
+from kb.parse.fences import code_lines
 from kb.text import clean_line, slugify
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")

@@ -22,7 +22,7 @@ from kb.models import NOTE_SUFFIXES
 
 if TYPE_CHECKING:
     from kb.config import Config
-    from kb.links import SiteLinks
+    from kb.links.resolve import SiteLinks
     from kb.models import ParsedNote
 
 HUGO_CONFIGS = (
@@ -136,7 +136,7 @@ def inferred_site_hosts(folder: Path, exclude: Iterable[str] = ()) -> tuple[str,
     kb.yaml's ``site_hosts``, where a user sees and edits it."""
     from collections import defaultdict
 
-    from kb.links import site_path
+    from kb.links.resolve import site_path
     from kb.parse.decode import decode_note
     from kb.parse.frontmatter import split_front_matter
     from kb.parse.note import parse_note
@@ -710,7 +710,7 @@ def _top_level_scalars(text: str) -> dict[str, Any]:
 def site_links(config: Config, site: Site | None = None) -> SiteLinks:
     """What link resolution needs to know of the folders behind the notes: the roots (a
     link to a file that exists there is valid) and, for a site, its hosts and sections."""
-    from kb.links import SiteLinks
+    from kb.links.resolve import SiteLinks
 
     roots = {root.name: root.path for root in config.roots}
     hosts = site_hosts(site, config)

@@ -114,7 +114,7 @@ class _Suggestions:
     that share the most of its start or of its end (_NearNames)."""
 
     def __init__(self, store: Store, full_scan: int = _FULL_SCAN) -> None:
-        from kb.links import fold, site_path
+        from kb.links.resolve import fold, site_path
 
         # A note is named by its path (with its root's name when there are several).
         self.paths = store.notes.paths()
@@ -129,7 +129,7 @@ class _Suggestions:
         self._near = _NearNames(self.choices) if len(self.choices) > full_scan else None
 
     def close_to(self, target: str, kind: str) -> list[str]:
-        from kb.links import fold, site_path
+        from kb.links.resolve import fold, site_path
 
         wanted = fold(unquote(target)) if kind in _NAME_KINDS else site_path(target)
         wanted = wanted.removesuffix(".md")

@@ -23,16 +23,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
-from kb.engines.plan import MAX_BOOSTS
-from kb.query import MAX_TERMS, And, Field, Node, Not, Or, Query, Word
-from kb.query import Phrase as QueryPhrase
-from kb.stopwords import STOP_WORDS
-from kb.tokenize import latin_parts, normalise, segments
+from kb.query.plan import MAX_BOOSTS
+from kb.query.stopwords import STOP_WORDS
+from kb.query.syntax import MAX_TERMS, And, Field, Node, Not, Or, Query, Word
+from kb.query.syntax import Phrase as QueryPhrase
+from kb.query.tokenize import latin_parts, normalise, segments
 from kb.values import Value
 
 if TYPE_CHECKING:
-    from kb.engines.plan import Text
-    from kb.glossary import Glossary
+    from kb.query.glossary import Glossary
+    from kb.query.plan import Text
 
 # A word found in fewer notes than this also searches close spellings and the longer
 # words it begins ("no or few matches", as Meilisearch and Typesense decide it).
@@ -210,7 +210,7 @@ def _split_words(node: Node, lexicon: Lexicon, intact: list[Text], drop: bool) -
             return node
         pieces = split_word(node.text, lexicon, drop)
         if len(pieces) > 1 or (pieces and pieces[0] != node.text):
-            from kb.engines.plan import phrase_plan
+            from kb.query.plan import phrase_plan
 
             for run in segments(node.text):
                 if run.kind == "cjk" and len(run.text) > 2:
@@ -337,7 +337,7 @@ def _is_latin(text: str) -> bool:
 def _prefix_reading(word: Word) -> WordReading:
     """A prefix ending in Chinese (`显*`): the word itself ranks above the longer words
     it begins."""
-    from kb.engines.plan import word_plan
+    from kb.query.plan import word_plan
 
     longer = word_plan(word.text, prefix=True)
     whole = word_plan(word.text)
@@ -352,7 +352,7 @@ def _word_reading(
     glossary: Partnering | None,
     exact: bool,
 ) -> WordReading:
-    from kb.engines.plan import Prefix, Sequence, Term, phrase_plan, word_plan
+    from kb.query.plan import Prefix, Sequence, Term, phrase_plan, word_plan
 
     if " " in word.text:  # a glossary phrase: its words anywhere, as a phrase above that
         each = [p for p in (word_plan(w) for w in word.text.split()) if p is not None]
@@ -421,21 +421,21 @@ def _word_reading(
 
 
 def _all(*texts: Text) -> Text:
-    from kb.engines.plan import AllOf
+    from kb.query.plan import AllOf
 
     unique = tuple(dict.fromkeys(texts))
     return unique[0] if len(unique) == 1 else AllOf(unique)
 
 
 def _any(*texts: Text) -> Text:
-    from kb.engines.plan import AnyOf
+    from kb.query.plan import AnyOf
 
     unique = tuple(dict.fromkeys(texts))
     return unique[0] if len(unique) == 1 else AnyOf(unique)
 
 
 def _partners(term: str, glossary: Partnering | None) -> tuple[Text, ...]:
-    from kb.engines.plan import phrase_plan, word_plan
+    from kb.query.plan import phrase_plan, word_plan
 
     if glossary is None:
         return ()
@@ -521,7 +521,7 @@ def one_edit(word: str) -> set[str]:
 
 def describe(text: Text) -> str:
     """A plan node as the user would write it: what a note matched instead of a word."""
-    from kb.engines import plan
+    from kb.query import plan
 
     if isinstance(text, plan.Term):
         return text.token

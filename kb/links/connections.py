@@ -16,16 +16,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb.fences import code_lines
-from kb.links import NoteName
-from kb.stopwords import is_stop_word
+from kb.links.resolve import NoteName
+from kb.parse.fences import code_lines
+from kb.query.stopwords import is_stop_word
 from kb.text import CJK_CHAR, clean_line
 
 FileOf = Callable[[str, str], Path]  # (root name, path inside the root) -> the note's file
 
 if TYPE_CHECKING:
-    from kb.engines import EngineHit, SearchEngine
-    from kb.naming import NoteRef
+    from kb.engines.contract import EngineHit, SearchEngine
+    from kb.notes.naming import NoteRef
     from kb.store import Store
     from kb.store.rows import NoteText
 
@@ -233,7 +233,7 @@ def normalise_name(text: str) -> str:
 
 def is_common_name(name: str) -> bool:
     """A title that is an everyday phrase (常见问题, README) or only function words."""
-    from kb.engines import chinese_words
+    from kb.engines.contract import chinese_words
 
     folded = normalise_name(name)
     if folded in COMMON_NAMES:
@@ -399,7 +399,7 @@ def mentions(
 ) -> list[Mention]:
     """Notes whose prose names this note's title or alias without linking to it; a name
     in ``ignored`` (``mention_ignore`` in kb.yaml) never does."""
-    from kb.query import MAX_TERMS, Phrase, Query
+    from kb.query.syntax import MAX_TERMS, Phrase, Query
 
     names = store.notes.names([note_id])
     if not names:
@@ -540,7 +540,7 @@ def related(
     """Notes ranked by evidence: explicit links, distinctive words in common, links in
     common, and (capped) shared series and tags; each with a one-line reason that names
     the strongest evidence first."""
-    from kb.engines import frequency_ceiling
+    from kb.engines.contract import frequency_ceiling
 
     evidence: dict[int, _Evidence] = {}
 
@@ -618,8 +618,8 @@ def related(
 
 
 def _title_words(title: str) -> set[str]:
-    from kb.documents import SearchDocument
-    from kb.engines import document_terms
+    from kb.engines.contract import document_terms
+    from kb.ingest.documents import SearchDocument
 
     return set(document_terms(SearchDocument(title, "", "", "", "")))
 

@@ -29,8 +29,8 @@ from kb.errors import KbError
 
 if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
-    from kb.listing import ListedNote, NoteDetails
-    from kb.views import TagNode
+    from kb.notes.listing import ListedNote, NoteDetails
+    from kb.notes.views import TagNode
 
 
 # -- output shared by the listing commands --------------------------------------------
@@ -97,7 +97,7 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
         for file in files:
             click.echo(os.fsencode(file) + b"\0", nl=False)
     elif output.template is not None:
-        from kb.listing import format_note
+        from kb.notes.listing import format_note
 
         for note, file in zip(notes, files, strict=True):
             click.echo(strip_controls(format_note(output.template, note.fields(file))))
@@ -120,25 +120,25 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
 
 
 def _complete_note(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.completion import complete_notes
+    from kb.notes.completion import complete_notes
 
     return complete_notes(_completion_kb(ctx), incomplete)
 
 
 def _complete_tag(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.completion import complete_terms
+    from kb.notes.completion import complete_terms
 
     return complete_terms(_completion_kb(ctx), "tags", incomplete)
 
 
 def _complete_series(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.completion import complete_terms
+    from kb.notes.completion import complete_terms
 
     return complete_terms(_completion_kb(ctx), "series", incomplete)
 
 
 def _complete_query(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.completion import complete_query
+    from kb.notes.completion import complete_query
 
     return complete_query(_completion_kb(ctx), incomplete)
 
@@ -191,7 +191,7 @@ def _render_note(details: NoteDetails) -> None:
     from rich.markdown import Markdown
     from rich.text import Text
 
-    from kb.listing import markdown_body
+    from kb.notes.listing import markdown_body
     from kb.text import clean_text, one_line
 
     _break_lines_the_kb_way()
@@ -286,7 +286,7 @@ def list_command(
     On a terminal a table (date, title, file); piped, one file a line, relative to this
     folder. Exit codes: 0 listed (even none), 1 no store yet, 2 usage.
     """
-    from kb.listing import ListFilters, parse_date, parse_moment
+    from kb.notes.listing import ListFilters, parse_date, parse_moment
 
     kb = _open(ctx)
     filters = ListFilters(
@@ -319,7 +319,7 @@ def list_command(
 @click.pass_context
 def recent(ctx: click.Context, limit: int, output: ListingOutput) -> None:
     """The notes whose files changed last, newest first."""
-    from kb.listing import ListFilters
+    from kb.notes.listing import ListFilters
 
     kb = _open(ctx)
     _print_listed(kb, kb.list_notes(ListFilters(), sort="modified", limit=limit), output)
@@ -474,7 +474,7 @@ def edit(ctx: click.Context, note: str) -> None:
     NOTE is named as for 'kb show'. If the editor cannot start, kb says so, ingests the
     note anyway and exits 1.
     """
-    from kb.editing import editor_command, start_editor
+    from kb.notes.editing import editor_command, start_editor
 
     kb = _open(ctx)
     details = kb.note_details(kb.find_note(note))
@@ -564,7 +564,7 @@ def sql(ctx: click.Context, query: str, fmt: str | None) -> None:
     """
     result = _open(ctx).sql(query)
     fmt = fmt or ("table" if sys.stdout.isatty() else "json")
-    from kb.sql_output import write_rows
+    from kb.cli.sql_output import write_rows
 
     write_rows(result.columns, result.rows, fmt, sys.stdout)
 

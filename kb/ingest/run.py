@@ -21,12 +21,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.config import Config, NotesRoot
-from kb.documents import document_of
-from kb.engines import EngineEntry, IndexWriter
-from kb.engines.plan import vocabulary_words
+from kb.engines.contract import EngineEntry, IndexWriter
 from kb.errors import IngestLocked, KbError, NotesRootError
-from kb.models import ParsedNote, Problem
-from kb.scan import (
+from kb.ingest.documents import document_of
+from kb.ingest.walk import (
     SCAN_PROBLEM_KINDS,
     NoteFile,
     ScanResult,
@@ -36,10 +34,12 @@ from kb.scan import (
     note_path,
     scan_root,
 )
+from kb.models import ParsedNote, Problem
+from kb.query.plan import vocabulary_words
 from kb.store import FileStamp, NoteRecord, StatStamp, Store, pack_text
 
 if TYPE_CHECKING:
-    from kb.links import NoteName
+    from kb.links.resolve import NoteName
 
 ProgressCallback = Callable[[int, int], None]
 _PARALLEL_FROM = 300  # below this, starting worker processes costs more than it saves
@@ -182,7 +182,7 @@ def _not_a_file(file: NoteFile, kind: str, size: int, mtime_ns: int) -> LoadResu
 
 
 def _streams(parsed: ParsedNote, rel: str) -> tuple[str, ...]:
-    from kb.engines.plan import document_streams
+    from kb.query.plan import document_streams
 
     return document_streams(document_of(parsed, rel))
 
@@ -265,7 +265,7 @@ class _Worker:
         results_r, results_w = os.pipe()
         path = [entry for entry in sys.path if isinstance(entry, str)]  # where kb is found
         code = (
-            f"import sys; sys.path[:] = {path!r}; from kb.ingest import run_worker; "
+            f"import sys; sys.path[:] = {path!r}; from kb.ingest.run import run_worker; "
             f"run_worker({jobs_r}, {results_w}, {os.getpid()})"
         )
         try:
@@ -728,7 +728,7 @@ class Ingester:
             self._resolve_changed_links(written, headings)
 
     def _resolve_all_links(self, headings: Callable[[int], set[str]]) -> None:
-        from kb.links import LinkIndex
+        from kb.links.resolve import LinkIndex
         from kb.store.names import StoreLinkIndex
 
         index = LinkIndex.build(
@@ -751,7 +751,7 @@ class Ingester:
     def _resolve_changed_links(
         self, written: list[NoteName], headings: Callable[[int], set[str]]
     ) -> None:
-        from kb.links import _host
+        from kb.links.resolve import _host
         from kb.store.names import StoreLinkIndex, entry_hashes
 
         keys = set(self.old_link_keys)
@@ -773,7 +773,7 @@ class Ingester:
 
     def _index_from_store(self, exclude: set[int]) -> None:
         """Fill a new (or re-created) index from the notes already in the store."""
-        from kb.engines.plan import document_streams
+        from kb.query.plan import document_streams
 
         missing = [i for i in self.store.notes.all_ids() if i not in exclude]
         for note_id, document in self.store.notes.search_documents(missing):
@@ -783,7 +783,7 @@ class Ingester:
 
     def _vocabulary_from_store(self) -> None:
         """Fill a new vocabulary (a store from before it existed) from the stored notes."""
-        from kb.engines.plan import document_streams
+        from kb.query.plan import document_streams
 
         for _, document in self.store.notes.search_documents(self.store.notes.all_ids()):
             vocabulary = self.store.vocabulary

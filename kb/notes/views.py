@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from kb.browse import display_markdown, external_url
+from kb.notes.browse import display_markdown, external_url
 from kb.errors import KbError
 from kb.text import clean_line
 
 if TYPE_CHECKING:
-    from kb.connections import FileOf
+    from kb.links.connections import FileOf
     from kb.store import Store
 
 

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from kb.fences import code_lines
-from kb.links import LinkIndex, LinkToResolve
+from kb.parse.fences import code_lines
+from kb.links.resolve import LinkIndex, LinkToResolve
 from kb.text import clean_text
 
 KB_SCHEME = "kb:"

@@ -19,15 +19,15 @@ from collections.abc import Set as AbstractSet
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb.documents import FIELDS, SearchDocument
-from kb.query import And, Field, Node, Not, Or, Query, Word
-from kb.query import Phrase as QueryPhrase
+from kb.ingest.documents import FIELDS, SearchDocument
+from kb.query.syntax import And, Field, Node, Not, Or, Query, Word
+from kb.query.syntax import Phrase as QueryPhrase
+from kb.query.tokenize import cjk_bigrams, latin_parts, normalise, segments
 from kb.text import CJK_CHAR
-from kb.tokenize import cjk_bigrams, latin_parts, normalise, segments
 from kb.values import Value
 
 if TYPE_CHECKING:
-    from kb.analysis import Reading
+    from kb.query.reading import Reading
 
 # -- the stream layout ---------------------------------------------------------------
 
@@ -70,7 +70,7 @@ def _installed_version(package: str) -> str:
 
 def document_streams(document: SearchDocument) -> tuple[str, ...]:
     """The streams of a document in ``STREAMS`` order, each space-separated tokens."""
-    from kb.tokenize import index_streams
+    from kb.query.tokenize import index_streams
 
     streams: list[str] = []
     for field in document.fields():
@@ -196,7 +196,7 @@ class QueryPlan(Value):
 def plan_query(query: Query, reading: Reading | None = None) -> QueryPlan:
     """What ``query`` asks of the streams; with a ``reading`` (kb.analysis), its words as
     read: split, with their alternatives."""
-    from kb.analysis import with_words
+    from kb.query.reading import with_words
 
     read = reading.query if reading is not None else query
     expanded = with_words(reading.words) if reading is not None else {}

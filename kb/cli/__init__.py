@@ -16,10 +16,10 @@ from kb.engines.registry import engine_names
 from kb.errors import KbError
 
 if TYPE_CHECKING:
-    from kb.connections import Connections
-    from kb.ingest import IngestStats
+    from kb.ingest.run import IngestStats
     from kb.knowledge_base import KnowledgeBase
-    from kb.search import SearchHit
+    from kb.links.connections import Connections
+    from kb.query.search import SearchHit
 
 EXIT_INTERRUPTED = 130
 GRAPH_FORMATS = ["dot", "json", "mermaid"]  # what kb.graph.render knows
@@ -49,7 +49,7 @@ LAZY_COMMANDS = {
     "sql": "sql",
     "completion": "completion",
     "help": "help_command",
-    "mcp": "kb.cli_mcp:mcp",
+    "mcp": "kb.cli.mcp:mcp",
 }
 
 
@@ -65,7 +65,7 @@ class KbGroup(click.Group):
             import importlib
 
             module, _, name = LAZY_COMMANDS[cmd_name].rpartition(":")  # "module:name"
-            found = importlib.import_module(module or "kb.cli_notes")
+            found = importlib.import_module(module or "kb.cli.notes")
             self.add_command(getattr(found, name), cmd_name)
         return super().get_command(ctx, cmd_name)
 
@@ -228,7 +228,7 @@ def new(
     When a note already has this title, that note is opened instead (--force-new makes
     another). If the editor cannot start, the note is kept and ingested, and kb exits 1.
     """
-    from kb.editing import editor_command, start_editor
+    from kb.notes.editing import editor_command, start_editor
 
     kb = _open(ctx)
     text = " ".join(title)
@@ -250,8 +250,8 @@ def new(
 def _note_titled(kb: KnowledgeBase, title: str) -> Path | None:
     """The file of the note titled ``title`` (any case), if the store holds one; a usage
     error when several are, so kb never opens the wrong one."""
-    from kb.editing import notes_titled
     from kb.errors import StoreError, UsageError
+    from kb.notes.editing import notes_titled
 
     if not kb.config.store_path.exists():
         return None  # nothing ingested yet
@@ -559,7 +559,7 @@ def _check_exists(kb: KnowledgeBase, path: Path) -> None:
 
 
 def _print_connections(found: Connections) -> None:
-    from kb.check import shown_target
+    from kb.links.check import shown_target
     from kb.text import one_line
 
     click.echo(f"{one_line(found.note.title)}\n{one_line(found.note.path)}")
@@ -611,7 +611,7 @@ def check(ctx: click.Context, as_json: bool) -> None:
     """
     from dataclasses import asdict
 
-    from kb.check import shown_path
+    from kb.links.check import shown_path
     from kb.text import json_text, one_line
 
     kb = _open(ctx)
@@ -655,7 +655,7 @@ def check(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def graph(ctx: click.Context, fmt: str, with_mentions: bool, with_related: bool) -> None:
     """Export the link graph (explicit links; optionally mentions and related notes)."""
-    from kb.graph import render
+    from kb.links.graph import render
 
     kb = _open(ctx)
     for piece in render(kb.graph(with_mentions, with_related), fmt):  # never all at once

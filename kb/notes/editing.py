@@ -14,7 +14,7 @@ from kb.errors import KbError, UsageError
 from kb.text import clean_line, one_line, slugify
 
 if TYPE_CHECKING:
-    from kb.views import NoteChoice
+    from kb.notes.views import NoteChoice
 
 
 def create_note(root: Path, folder: str, title: str, setting: str) -> Path:

@@ -205,7 +205,7 @@ def edit_file(
     """``data`` (the bytes of ``path``) with every link target ``(kind, target)`` of
     ``wanted`` replaced by its new text, and nothing else changed; the edits, and the
     wanted links not found in the file."""
-    from kb.exact_text import ExactText
+    from kb.links.exact_text import ExactText
     from kb.parse.spans import link_spans
 
     exact = ExactText.of(data)

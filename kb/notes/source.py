@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from kb.listing import NoteDetails
-    from kb.naming import NoteRef
+    from kb.notes.listing import NoteDetails
+    from kb.notes.naming import NoteRef
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,23 +6,23 @@ import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from kb.analysis import FEW_MATCHES, Reading, close_spellings, describe, read_query
-from kb.engines import EngineHit, SearchEngine
-from kb.engines.plan import QueryPlan, plan_query
-from kb.query import And, Node, Or, Phrase, Query, Word, parse_query
-from kb.snippets import (
+from kb.engines.contract import EngineHit, SearchEngine
+from kb.query.plan import QueryPlan, plan_query
+from kb.query.reading import FEW_MATCHES, Reading, close_spellings, describe, read_query
+from kb.query.snippets import (
     highlight_spans,
     make_snippet,
     plan_patterns,
     reading_patterns,
     word_patterns,
 )
+from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
+from kb.query.tokenize import normalise
 from kb.store import Store
 from kb.text import clean_line, json_text
-from kb.tokenize import normalise
 
 if TYPE_CHECKING:
-    from kb.glossary import Glossary
+    from kb.query.glossary import Glossary
 
 DEFAULT_LIMIT = 20
 

@@ -93,7 +93,7 @@ def render_math(markdown: str) -> str:
     shows as converted); formulas that cannot be converted are left as written."""
     if "$" not in markdown:
         return markdown
-    from kb.fences import code_lines
+    from kb.parse.fences import code_lines
 
     out: list[str] = []
     prose: list[str] = []

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from kb.text import clean_line, json_text, one_line
 
 if TYPE_CHECKING:
-    from kb.connections import Mention, Related
+    from kb.links.connections import Mention, Related
     from kb.store import Store
 
 

@@ -8,13 +8,13 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from kb.query import Field, Phrase, Word
+from kb.query.syntax import Field, Phrase, Word
+from kb.query.tokenize import segments
 from kb.text import CJK_CHAR, CONTROL_CHARS
-from kb.tokenize import segments
 
 if TYPE_CHECKING:
-    from kb.analysis import Reading, WordReading
-    from kb.engines.plan import Text
+    from kb.query.plan import Text
+    from kb.query.reading import Reading, WordReading
 
 SNIPPET_CHARS = 160
 _LEAD = 40
@@ -49,7 +49,7 @@ def term_patterns(terms: Iterable[Word | Phrase | Field]) -> list[re.Pattern[str
 def reading_patterns(reading: Reading) -> list[re.Pattern[str]]:
     """Patterns for everything a query as read may have matched: each word's forms
     (variants, partners, corrections), unsplit runs, phrases and title filters."""
-    from kb.query import Field, Phrase
+    from kb.query.syntax import Field, Phrase
 
     patterns: list[re.Pattern[str]] = []
     for word in reading.words:
@@ -70,7 +70,7 @@ def word_patterns(word: WordReading) -> list[re.Pattern[str]]:
 
 
 def plan_patterns(text: Text) -> list[re.Pattern[str]]:
-    from kb.engines import plan
+    from kb.query import plan
 
     if isinstance(text, plan.Term):
         return [_token_pattern(text.token)]

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 
 from kb.errors import KbError
-from kb.tokenize import normalise
+from kb.query.tokenize import normalise
 
 SHIPPED_SOURCE = "kb/data/glossary.tsv"
 # A term's partners, at most: each is one more alternative a query word searches (the
