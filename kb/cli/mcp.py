@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import click
 
-from kb.cli import _open
+from kb.cli.output import open_kb
 from kb.errors import UsageError
 
 INSTALL_HINT = "kb mcp needs the MCP SDK: pip install 'kb-notes[mcp]'"
@@ -52,7 +52,7 @@ def mcp(ctx: click.Context, write: bool, http_port: int | None, token: str | Non
         ctx.exit(1)
     if http_port is not None and not token:
         raise UsageError(f"--http needs a bearer token: give --token or set {TOKEN_VARIABLE}")
-    kb = _open(ctx)
+    kb = open_kb(ctx)
     from kb.mcp.answers import log_to_stderr
 
     log_to_stderr()

@@ -1,30 +1,19 @@
-"""The note commands of ``kb``: show, list, recent, tags, stats, info, edit, mv,
-completion and help.
-
-They live apart from ``kb/cli.py`` so that a command loads them only when it is one of
-them: ``kb.cli.KbGroup`` imports this module on first use of one of these names
-(``LAZY_COMMANDS``), and ``kb search`` never pays for their option tables.
+"""The listing commands: ``kb show``, ``kb list``, ``kb recent``, ``kb tags``, ``kb stats``,
+``kb info``.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
 from kb import __version__
-from kb.cli import (
-    SearchCommand,
-    _fail,
-    _open,
-    _path_line,
-    _show_problems,
-    _use_color,
-    _warn_settings,
-)
+from kb.cli.complete import complete_note, complete_query, complete_series, complete_tag
+from kb.cli.output import open_kb, path_line, use_color, warn_settings
+from kb.cli.search import SearchCommand
 from kb.errors import KbError
 
 if TYPE_CHECKING:
@@ -32,8 +21,6 @@ if TYPE_CHECKING:
     from kb.notes.listing import ListedNote, NoteDetails
     from kb.notes.views import TagNode
 
-
-# -- output shared by the listing commands --------------------------------------------
 
 SORT_CHOICES = ["path", "title", "date", "modified", "words"]  # kb.listing.SORT_KEYS
 
@@ -101,11 +88,11 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
 
         for note, file in zip(notes, files, strict=True):
             click.echo(strip_controls(format_note(output.template, note.fields(file))))
-    elif sys.stdout.isatty() or _use_color():
-        color = _use_color()
+    elif sys.stdout.isatty() or use_color():
+        color = use_color()
         for note, file in zip(notes, files, strict=True):
             date = (note.date or "")[:10].ljust(10)
-            path = _path_line(file)
+            path = path_line(file)
             click.echo(
                 f"{click.style(date, dim=True) if color else date}  {one_line(note.title)}  "
                 f"{click.style(path, fg='cyan') if color else path}",
@@ -113,52 +100,11 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
             )
     else:
         for file in files:
-            click.echo(_path_line(file))
-
-
-# -- naming a note, and completing names ----------------------------------------------
-
-
-def _complete_note(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.notes.completion import complete_notes
-
-    return complete_notes(_completion_kb(ctx), incomplete)
-
-
-def _complete_tag(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.notes.completion import complete_terms
-
-    return complete_terms(_completion_kb(ctx), "tags", incomplete)
-
-
-def _complete_series(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.notes.completion import complete_terms
-
-    return complete_terms(_completion_kb(ctx), "series", incomplete)
-
-
-def _complete_query(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.notes.completion import complete_query
-
-    return complete_query(_completion_kb(ctx), incomplete)
-
-
-def _completion_kb(ctx: click.Context) -> KnowledgeBase | None:
-    """The knowledge base while the shell completes a word (the group's callback has not
-    run, so --kb is read from the parsed parameters); None when there is none."""
-    from kb.knowledge_base import KnowledgeBase
-
-    try:
-        return KnowledgeBase.open(ctx.find_root().params.get("kb_dir"))
-    except KbError:
-        return None
-
-
-# -- kb show, list, recent, tags, stats, info, edit -----------------------------------
+            click.echo(path_line(file))
 
 
 @click.command()
-@click.argument("note", shell_complete=_complete_note)
+@click.argument("note", shell_complete=complete_note)
 @click.option("--raw", is_flag=True, help="Print the Markdown as written, even on a terminal.")
 @click.option("--json", "as_json", is_flag=True, help="Print the note's fields as JSON.")
 @click.pass_context
@@ -174,7 +120,7 @@ def show(ctx: click.Context, note: str, raw: bool, as_json: bool) -> None:
 
     from kb.text import json_text, strip_controls
 
-    kb = _open(ctx)
+    kb = open_kb(ctx)
     details = kb.note_details(kb.find_note(note))
     if as_json:
         click.echo(json_text(details.as_json(os.path.relpath(details.file)), indent=2))
@@ -195,7 +141,7 @@ def _render_note(details: NoteDetails) -> None:
     from kb.text import clean_text, one_line
 
     _break_lines_the_kb_way()
-    console = Console(color_system="auto" if _use_color() else None, highlight=False)
+    console = Console(color_system="auto" if use_color() else None, highlight=False)
     console.print(Text(one_line(details.title), style="bold"))
     tags = " ".join(f"#{one_line(tag)}" for tag in details.tags)
     meta = [(details.date or "")[:10], one_line(details.path), tags]
@@ -223,18 +169,18 @@ def _break_lines_the_kb_way() -> None:
 
 
 def _note_option(name: str, help_text: str) -> Any:
-    return click.option(name, metavar="NOTE", shell_complete=_complete_note, help=help_text)
+    return click.option(name, metavar="NOTE", shell_complete=complete_note, help=help_text)
 
 
 @click.command(name="list", cls=SearchCommand)  # kb list tag:x -draft: -draft is query text
-@click.argument("query", nargs=-1, shell_complete=_complete_query)
+@click.argument("query", nargs=-1, shell_complete=complete_query)
 @click.option(
     "--tag",
     multiple=True,
-    shell_complete=_complete_tag,
+    shell_complete=complete_tag,
     help="The tag or one below it (repeat: all of them).",
 )
-@click.option("--series", multiple=True, shell_complete=_complete_series, help="In this series.")
+@click.option("--series", multiple=True, shell_complete=complete_series, help="In this series.")
 @click.option("--category", multiple=True, help="In this category.")
 @click.option("--path", "paths", multiple=True, help="The note's path contains this.")
 @click.option("--since", metavar="DATE", help="Dated on or after DATE (2024, 2024-03, 2024-03-10).")
@@ -288,7 +234,7 @@ def list_command(
     """
     from kb.notes.listing import ListFilters, parse_date, parse_moment
 
-    kb = _open(ctx)
+    kb = open_kb(ctx)
     filters = ListFilters(
         tags=tag,
         series=series,
@@ -321,7 +267,7 @@ def recent(ctx: click.Context, limit: int, output: ListingOutput) -> None:
     """The notes whose files changed last, newest first."""
     from kb.notes.listing import ListFilters
 
-    kb = _open(ctx)
+    kb = open_kb(ctx)
     _print_listed(kb, kb.list_notes(ListFilters(), sort="modified", limit=limit), output)
 
 
@@ -340,7 +286,7 @@ def tags(ctx: click.Context, tree: bool, sort: str, as_json: bool) -> None:
     """Every tag with the number of notes that have it."""
     from kb.text import json_text, one_line
 
-    kb = _open(ctx)
+    kb = open_kb(ctx)
     if tree:
         nodes = kb.tag_tree()
         if as_json:
@@ -384,7 +330,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     ingest: from the store's counts, without reading any note."""
     from kb.text import json_text
 
-    found = _open(ctx).stats()
+    found = open_kb(ctx).stats()
     if as_json:
         click.echo(json_text(found._asdict(), indent=2))
         return
@@ -434,7 +380,7 @@ def info(ctx: click.Context, as_json: bool) -> None:
 
     home, reason = KnowledgeBase.locate(ctx.obj.get("kb_dir"))
     kb = KnowledgeBase.open(home)
-    _warn_settings(kb)
+    warn_settings(kb)
     config_file = kb.home / "kb.yaml"
     try:
         engine = kb.engine_name()
@@ -463,150 +409,3 @@ def info(ctx: click.Context, as_json: bool) -> None:
     click.echo(f"config:         {one_line(facts['config'] or 'none (defaults)')}")
     click.echo(f"kb:             {__version__}")
     click.echo(f"python:         {facts['python']}")
-
-
-@click.command()
-@click.argument("note", shell_complete=_complete_note)
-@click.pass_context
-def edit(ctx: click.Context, note: str) -> None:
-    """Open NOTE in $VISUAL or $EDITOR, then ingest it and say what changed.
-
-    NOTE is named as for 'kb show'. If the editor cannot start, kb says so, ingests the
-    note anyway and exits 1.
-    """
-    from kb.notes.editing import editor_command, start_editor
-
-    kb = _open(ctx)
-    details = kb.note_details(kb.find_note(note))
-    failure = None
-    try:
-        start_editor(editor_command(details.file))
-    except KbError as exc:
-        failure = str(exc)
-    stats = kb.ingest_file(details.file)
-    _show_problems(stats)
-    counts = stats.counts()
-    changed = [key for key in ("added", "updated", "moved", "removed") if counts[key]]
-    click.echo(f"{_path_line(_relative(details.file))}: " + (", ".join(changed) or "unchanged"))
-    if failure:
-        _fail(ctx, f"{failure}; the note was ingested as it is", 1)
-
-
-@click.command()
-@click.argument("note", shell_complete=_complete_note)
-@click.argument("new_path", type=click.Path())
-@click.option(
-    "--dry-run", is_flag=True, help="List each change as path:line: old → new; change nothing."
-)
-@click.pass_context
-def mv(ctx: click.Context, note: str, new_path: str, dry_run: bool) -> None:
-    """Move NOTE to NEW_PATH (a file, or a folder: an existing one or a path ending in /)
-    and rewrite every link to it.
-
-    Relative and root-absolute Markdown links, reference definitions, Hugo refs, typed
-    front-matter links and wikilinks by file name follow the note, keeping anchors and
-    link text; so do the note's own relative links. Only the bytes of each link target
-    change. Every file is written or none, even when kb is killed (the next kb command
-    finishes or undoes the move); a file saved meanwhile is never overwritten. Then kb
-    ingests. Exit codes: 0 moved, 1 could not, 2 NOTE names no note or several, NEW_PATH
-    exists, is outside the notes roots or in a folder kb does not read.
-    """
-    from kb.cli import stop_on_signals
-    from kb.text import one_line
-
-    kb = _open(ctx)
-    found = kb.find_note(note)
-    if dry_run:
-        plan = kb.plan_move(found, new_path)
-    else:
-        stop_on_signals()  # SIGTERM and SIGHUP put every file back, as Ctrl-C does
-        plan, stats = kb.move(found, new_path)
-    for edit in plan.edits:
-        where = _relative(edit.source)
-        click.echo(f"{one_line(where)}:{edit.line}: {one_line(edit.old)} → {one_line(edit.new)}")
-    for link in plan.left:
-        click.echo(
-            f"kb: {one_line(_relative(link.source))}:{link.line}: {one_line(link.target)} "
-            f"({link.kind}) is left as it is",
-            err=True,
-        )
-    move = f"{one_line(_relative(plan.source))} → {one_line(_relative(plan.destination))}"
-    if dry_run:
-        click.echo(f"would move {move}")
-        return
-    _show_problems(stats)
-    files = len(plan.files)
-    links = len(plan.edits)
-    click.echo(
-        f"moved {move}; {links} link{'s' if links != 1 else ''} rewritten in "
-        f"{files} file{'s' if files != 1 else ''}"
-    )
-
-
-@click.command()
-@click.argument("query")
-@click.option("--json", "fmt", flag_value="json", help="A JSON array of objects.")
-@click.option("--jsonl", "fmt", flag_value="jsonl", help="One JSON object a line.")
-@click.option("--csv", "fmt", flag_value="csv", help="CSV with a header row.")
-@click.option("--tsv", "fmt", flag_value="tsv", help="TSV with a header row.")
-@click.option("--table", "fmt", flag_value="table", help="A table (the default on a terminal).")
-@click.pass_context
-def sql(ctx: click.Context, query: str, fmt: str | None) -> None:
-    """Run one read-only SQL QUERY over the store's views: notes, links, backlinks, tags,
-    headings (their columns are in docs/sql.md).
-
-    \b
-    kb sql "select title, date from notes where tags like '%gpu%' order by date desc"
-    kb sql "select tag, notes from tags order by notes desc limit 5" --json
-
-    A table on a terminal, JSON when piped (as sqlite-utils query prints). A statement
-    that would write is refused (exit 2).
-    """
-    result = _open(ctx).sql(query)
-    fmt = fmt or ("table" if sys.stdout.isatty() else "json")
-    from kb.cli.sql_output import write_rows
-
-    write_rows(result.columns, result.rows, fmt, sys.stdout)
-
-
-@click.command()
-@click.argument("shell", type=click.Choice(["bash", "zsh", "fish"]))
-def completion(shell: str) -> None:
-    """Print the shell completion script for SHELL.
-
-    \b
-    bash: eval "$(kb completion bash)"   (in ~/.bashrc)
-    zsh:  eval "$(kb completion zsh)"    (in ~/.zshrc)
-    fish: kb completion fish > ~/.config/fish/completions/kb.fish
-
-    It completes commands, options, notes (titles and paths) for NOTE, tags after tag:
-    and --tag, and series after series: and --series.
-    """
-    from click.shell_completion import get_completion_class
-
-    complete = get_completion_class(shell)
-    assert complete is not None  # click knows these three shells
-    from kb.cli import cli
-
-    click.echo(complete(cli, {}, "kb", "_KB_COMPLETE").source())
-
-
-@click.command(name="help")
-@click.argument("topic", type=click.Choice(["query", "config", "links"]), required=False)
-@click.pass_context
-def help_command(ctx: click.Context, topic: str | None) -> None:
-    """The reference for TOPIC, offline: query (the search language), config (kb.yaml)
-    or links (how links are read and resolved). Without a TOPIC, the commands."""
-    if topic is None:
-        click.echo(ctx.find_root().get_help())
-        return
-    from importlib.resources import files
-
-    click.echo(files("kb.help").joinpath(f"{topic}.md").read_text(encoding="utf-8").rstrip())
-
-
-def _relative(file: Path) -> str:
-    """A path from the current folder, as kb prints them."""
-    import os
-
-    return os.path.relpath(file)

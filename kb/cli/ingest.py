@@ -1,0 +1,107 @@
+"""``kb init`` and ``kb ingest``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from kb.cli.output import (
+    ProgressReporter,
+    check_exists,
+    ingest_summary,
+    open_kb,
+    show_problems,
+    stop_on_signals,
+)
+from kb.engines.registry import engine_names
+
+if TYPE_CHECKING:
+    pass
+
+
+@click.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=".")
+@click.option(
+    "--default",
+    "make_default",
+    is_flag=True,
+    help="Also make it the default knowledge base, used from any folder.",
+)
+def init(directory: Path, make_default: bool) -> None:
+    """Create a knowledge base in DIRECTORY: kb.yaml, index/ and, when no notes exist
+    yet, notes/. A Hugo site (content/), a Jekyll site (the folder), an Obsidian vault, a
+    VuePress, Docusaurus or MkDocs docs folder or a folder of Markdown is read where its
+    notes are; kb says what it chose."""
+    from kb.knowledge_base import KnowledgeBase
+
+    made = KnowledgeBase.init(directory, make_default)
+    click.echo(f"knowledge base ready in {made.home}")
+    if made.chose:
+        click.echo(made.chose)
+    if made.default_config is not None:
+        click.echo(f"set as the default knowledge base in {made.default_config}")
+
+
+@click.command()
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--rebuild", is_flag=True, help="Forget the store and ingest everything again.")
+@click.option("--json", "as_json", is_flag=True, help="Print the counts as a JSON object.")
+@click.option(
+    "-v", "--verbose", is_flag=True, help="List every added, updated, moved and removed note."
+)
+@click.option(
+    "--engine",
+    type=click.Choice(engine_names()),
+    default=None,
+    help="With --rebuild: build and use this search engine from now on.",
+)
+@click.option(
+    "--wait",
+    type=float,
+    default=None,
+    help="Seconds to wait for another ingest to finish (default: 5).",
+)
+@click.pass_context
+def ingest(
+    ctx: click.Context,
+    paths: tuple[Path, ...],
+    rebuild: bool,
+    as_json: bool,
+    verbose: bool,
+    engine: str | None,
+    wait: float | None,
+) -> None:
+    """Read notes into the store: all notes roots, or only PATHS (files or folders).
+
+    Unchanged files are skipped; renamed files are moved, not re-added. Exit codes: 0 the
+    run finished (warnings or not), 1 it could not run, 2 usage, 3 another ingest holds
+    the lock, 130 interrupted (143 SIGTERM, 129 SIGHUP).
+    """
+    if rebuild and paths:
+        raise click.UsageError("--rebuild works on the whole knowledge base; drop the PATHS")
+    kb = open_kb(ctx)
+    for given in paths:
+        check_exists(kb, given)
+    stop_on_signals()
+    with ProgressReporter(enabled=not as_json) as progress:
+        stats = kb.ingest(
+            list(paths) or None, rebuild=rebuild, progress=progress, lock_wait=wait, engine=engine
+        )
+    show_problems(stats)
+    if as_json:
+        from kb.text import json_text
+
+        click.echo(json_text(stats.counts()))
+        return
+    if verbose:
+        from kb.text import one_line
+
+        for action, path in stats.changes:
+            click.echo(f"{action:8} {one_line(path)}")
+    click.echo(ingest_summary(stats))
+    if not paths and not stats.added + stats.updated + stats.moved + stats.unchanged:
+        hint = kb.markdown_elsewhere()
+        if hint:
+            click.echo(f"kb: {hint}", err=True)

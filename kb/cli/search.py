@@ -1,0 +1,202 @@
+"""``kb search``: the query as words, options only where click would take them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from kb.cli.output import highlight, open_kb, path_line, use_color
+
+if TYPE_CHECKING:
+    from kb.query.search import SearchHit
+
+
+_EVERY = 2**31 - 1  # kb search --all: a limit no knowledge base reaches
+
+
+class SearchCommand(click.Command):
+    """``kb search redis -cluster``: a word starting with ``-`` that is not one of this
+    command's options is query text, wherever it stands; options may come first or last.
+    After ``--`` every word is query text, as before."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        options: list[str] = []
+        words: list[str] = []
+        takes_value: dict[str, click.Option] = {}
+        flags: set[str] = set()
+        for param in self.get_params(ctx):
+            if isinstance(param, click.Option):
+                for name in (*param.opts, *param.secondary_opts):
+                    if param.is_flag or param.count:
+                        flags.add(name)
+                    else:
+                        takes_value[name] = param
+        rest = iter(args)
+        for arg in rest:
+            if arg == "--":
+                words.extend(rest)
+            elif arg in flags:
+                options.append(arg)
+            elif arg in takes_value:
+                options.append(arg)
+                value = next(rest, None)  # none: click reports the missing value
+                if value is not None:
+                    options.append(value)
+            elif _is_option(arg, takes_value, flags):
+                options.append(arg)
+            else:
+                words.append(arg)
+        return super().parse_args(ctx, [*options, "--", *words])
+
+
+def _is_option(arg: str, takes_value: dict[str, click.Option], flags: set[str]) -> bool:
+    """``--limit=5``, ``-n5`` (a number joined to a short option), or a long option
+    mistyped closely enough (``--pahts``) that click should say so rather than search for
+    it. Anything else (``-cluster``, ``-nginx``, ``--rebuild``) is a query word."""
+    if arg.startswith("--") and len(arg) > 2:
+        name = arg.split("=", 1)[0]
+        if name in takes_value:
+            return True
+        import difflib
+
+        known = [o for o in (*takes_value, *flags) if o.startswith("--")]
+        return bool(difflib.get_close_matches(name, known, n=1, cutoff=0.75))
+    return arg[:2] in takes_value and arg[2:].isdigit()
+
+
+_QUERY_SUMMARY = """\b
+The query language (kb help query for all of it):
+  Redis 学习笔记              every word must match
+  roofline OR 带宽            either
+  redis -cluster              without (also: redis NOT cluster)
+  "arithmetic intensity"      the exact phrase, Chinese too
+  roof*                       a prefix, at least 2 characters
+  (roofline OR 显存) gpu      grouping
+  tag:cs336                   the tag or one below it (cs336/lecture)
+  title:roofline              in the title (title:"two words")
+  path:posts/                 the note's path contains this
+  series:CS336  category:GPU  front-matter series or category
+  date:2024-03  date:2024-01..2024-06  date:2024-03..
+  draft:true  draft:false     drafts only, or no drafts
+"""
+
+
+@click.command(cls=SearchCommand, epilog=_QUERY_SUMMARY)
+@click.argument("query", nargs=-1, required=True)
+@click.option(
+    "-n",
+    "--limit",
+    type=click.IntRange(1, 1000),
+    default=20,
+    show_default=True,
+    help="Show at most this many notes.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the hits as a JSON list.")
+@click.option(
+    "--paths",
+    "as_paths",
+    is_flag=True,
+    help="Print only the note files, one per line, relative to this folder.",
+)
+@click.option(
+    "-0",
+    "--print0",
+    is_flag=True,
+    help="Print only the note files, each ended by a NUL byte (for xargs -0).",
+)
+@click.option("--all", "every", is_flag=True, help="Every matching note: no -n limit.")
+@click.option(
+    "--exact",
+    is_flag=True,
+    help="The words as typed: no typos, partial words, inflections or glossary partners.",
+)
+@click.pass_context
+def search(
+    ctx: click.Context,
+    query: tuple[str, ...],
+    limit: int,
+    as_json: bool,
+    as_paths: bool,
+    print0: bool,
+    every: bool,
+    exact: bool,
+) -> None:
+    """Search notes with the query language summed up below.
+
+    A word starting with - that is not an option here is part of the query
+    (kb search redis -cluster); after -- every word is. Exit codes: 0 found notes,
+    1 nothing matched (or no store yet), 2 bad query.
+    """
+    if print0 and as_json:
+        raise click.UsageError("--print0 prints paths; it does not go with --json")
+    kb = open_kb(ctx)
+    # One more than asked tells whether the list was cut, without counting every match.
+    results = kb.search(" ".join(query), limit=_EVERY if every else limit + 1, exact=exact)
+    if results.warning:
+        click.echo(f"kb: warning: {results.warning}", err=True)
+    for notice in results.notices:
+        click.echo(f"kb: {notice}", err=True)
+    hits = results.hits if every else results.hits[:limit]
+    cut = len(hits) < len(results.hits)
+    if results.relaxed:
+        complete = [hit for hit in hits if not hit.missing]
+        if (as_paths or print0) and complete:
+            hits = complete  # a script gets the notes that hold every word
+            cut = len([hit for hit in results.hits if not hit.missing]) > len(hits)
+        elif not complete:
+            click.echo("kb: no note holds every word; these hold some of them", err=True)
+    if as_json:
+        import os
+
+        from kb.text import json_text
+
+        # `path` stays relative to the notes root; `file` is the path from this folder.
+        found = [
+            {**hit.as_json(), "file": os.path.relpath(kb.note_file(hit.root, hit.rel))}
+            for hit in hits
+        ]
+        click.echo(json_text(found, indent=2))
+    elif as_paths or print0:
+        import os
+
+        for hit in hits:
+            file = os.path.relpath(kb.note_file(hit.root, hit.rel))
+            if print0:  # the exact name, for xargs -0
+                click.echo(os.fsencode(file) + b"\0", nl=False)
+            else:
+                click.echo(path_line(file))
+    else:
+        _print_hits(hits)
+    if cut:
+        shown = f"{len(hits)} note" if len(hits) == 1 else f"{len(hits)} notes"
+        click.echo(f"kb: showing the first {shown} of more; use --all or a larger -n", err=True)
+    if not hits:
+        from kb.text import one_line
+
+        # The suggestion is a word from the notes.
+        hint = f" (did you mean: {one_line(results.suggestion)}?)" if results.suggestion else ""
+        click.echo(f"kb: no notes match {' '.join(query)!r}{hint}", err=True)
+        ctx.exit(1)
+
+
+def _print_hits(hits: list[SearchHit]) -> None:
+
+    from kb.text import one_line
+
+    color = use_color()
+    for hit in hits:
+        title = highlight(hit.title, hit.title_highlights, color, bold=True)
+        date = one_line((hit.date or "")[:10])
+        click.echo(f"{title}  {click.style(date, dim=True) if color else date}".rstrip())
+        tags = " ".join(f"#{one_line(tag)}" for tag in hit.tags)
+        path = one_line(hit.path)
+        click.echo(
+            f"{click.style(path, fg='cyan') if color else path}  "
+            f"{click.style(tags, dim=True) if color else tags}".rstrip()
+        )
+        click.echo(highlight(hit.snippet, hit.highlights, color))
+        if hit.missing:
+            lacks = "without " + ", ".join(one_line(w) for w in hit.missing)
+            click.echo(click.style(lacks, dim=True) if color else lacks)
+        click.echo()

@@ -1,0 +1,151 @@
+"""The commands that write notes: ``kb new``, ``kb edit``, ``kb mv``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from kb.cli.complete import complete_note
+from kb.cli.output import fail, open_kb, path_line, relative_path, show_problems
+from kb.errors import KbError
+
+if TYPE_CHECKING:
+    from kb.knowledge_base import KnowledgeBase
+
+
+@click.command()
+@click.argument("title", nargs=-1, required=True)
+@click.option("--folder", help="Folder inside the notes root (default: new_notes_folder).")
+@click.option("--no-edit", is_flag=True, help="Create the file without opening $EDITOR.")
+@click.option(
+    "--force-new", is_flag=True, help="Create a new note even when a note has this title."
+)
+@click.pass_context
+def new(
+    ctx: click.Context, title: tuple[str, ...], folder: str | None, no_edit: bool, force_new: bool
+) -> None:
+    """Create a note titled TITLE, open it in $EDITOR, then ingest it.
+
+    When a note already has this title, that note is opened instead (--force-new makes
+    another). If the editor cannot start, the note is kept and ingested, and kb exits 1.
+    """
+    from kb.notes.editing import editor_command, start_editor
+
+    kb = open_kb(ctx)
+    text = " ".join(title)
+    path = None if force_new else _note_titled(kb, text)
+    if path is None:
+        path = kb.new_note(text, folder)
+    failure = None
+    if not no_edit:
+        try:
+            start_editor(editor_command(path))
+        except KbError as exc:  # the note is written: keep it, ingest it, say why
+            failure = str(exc)
+    kb.ingest_file(path)  # the file is kept and ingested, edited or not
+    click.echo(path_line(str(path)))
+    if failure:
+        fail(ctx, f"{failure}; the note is kept and ingested", 1)
+
+
+def _note_titled(kb: KnowledgeBase, title: str) -> Path | None:
+    """The file of the note titled ``title`` (any case), if the store holds one; a usage
+    error when several are, so kb never opens the wrong one."""
+    from kb.errors import StoreError, UsageError
+    from kb.notes.editing import notes_titled
+
+    if not kb.config.store_path.exists():
+        return None  # nothing ingested yet
+    try:
+        same = notes_titled(kb.note_choices(), title)
+    except StoreError:
+        return None  # from an older kb: the ingest after the edit upgrades it
+    if len(same) > 1:
+        from kb.text import one_line
+
+        listing = "; ".join(one_line(note.path) for note in same)
+        raise UsageError(
+            f"{len(same)} notes are titled {one_line(title)!r} ({listing}); "
+            "open one with its path, or use --force-new"
+        )
+    return kb.note_page(same[0].id).file if same else None
+
+
+@click.command()
+@click.argument("note", shell_complete=complete_note)
+@click.pass_context
+def edit(ctx: click.Context, note: str) -> None:
+    """Open NOTE in $VISUAL or $EDITOR, then ingest it and say what changed.
+
+    NOTE is named as for 'kb show'. If the editor cannot start, kb says so, ingests the
+    note anyway and exits 1.
+    """
+    from kb.notes.editing import editor_command, start_editor
+
+    kb = open_kb(ctx)
+    details = kb.note_details(kb.find_note(note))
+    failure = None
+    try:
+        start_editor(editor_command(details.file))
+    except KbError as exc:
+        failure = str(exc)
+    stats = kb.ingest_file(details.file)
+    show_problems(stats)
+    counts = stats.counts()
+    changed = [key for key in ("added", "updated", "moved", "removed") if counts[key]]
+    click.echo(f"{path_line(relative_path(details.file))}: " + (", ".join(changed) or "unchanged"))
+    if failure:
+        fail(ctx, f"{failure}; the note was ingested as it is", 1)
+
+
+@click.command()
+@click.argument("note", shell_complete=complete_note)
+@click.argument("new_path", type=click.Path())
+@click.option(
+    "--dry-run", is_flag=True, help="List each change as path:line: old → new; change nothing."
+)
+@click.pass_context
+def mv(ctx: click.Context, note: str, new_path: str, dry_run: bool) -> None:
+    """Move NOTE to NEW_PATH (a file, or a folder: an existing one or a path ending in /)
+    and rewrite every link to it.
+
+    Relative and root-absolute Markdown links, reference definitions, Hugo refs, typed
+    front-matter links and wikilinks by file name follow the note, keeping anchors and
+    link text; so do the note's own relative links. Only the bytes of each link target
+    change. Every file is written or none, even when kb is killed (the next kb command
+    finishes or undoes the move); a file saved meanwhile is never overwritten. Then kb
+    ingests. Exit codes: 0 moved, 1 could not, 2 NOTE names no note or several, NEW_PATH
+    exists, is outside the notes roots or in a folder kb does not read.
+    """
+    from kb.cli.output import stop_on_signals
+    from kb.text import one_line
+
+    kb = open_kb(ctx)
+    found = kb.find_note(note)
+    if dry_run:
+        plan = kb.plan_move(found, new_path)
+    else:
+        stop_on_signals()  # SIGTERM and SIGHUP put every file back, as Ctrl-C does
+        plan, stats = kb.move(found, new_path)
+    for edit in plan.edits:
+        where = relative_path(edit.source)
+        click.echo(f"{one_line(where)}:{edit.line}: {one_line(edit.old)} → {one_line(edit.new)}")
+    for link in plan.left:
+        click.echo(
+            f"kb: {one_line(relative_path(link.source))}:{link.line}: {one_line(link.target)} "
+            f"({link.kind}) is left as it is",
+            err=True,
+        )
+    move = f"{one_line(relative_path(plan.source))} → {one_line(relative_path(plan.destination))}"
+    if dry_run:
+        click.echo(f"would move {move}")
+        return
+    show_problems(stats)
+    files = len(plan.files)
+    links = len(plan.edits)
+    click.echo(
+        f"moved {move}; {links} link{'s' if links != 1 else ''} rewritten in "
+        f"{files} file{'s' if files != 1 else ''}"
+    )
