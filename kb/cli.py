@@ -35,7 +35,8 @@ def _fail(ctx: click.Context, message: str, exit_code: int) -> None:
     ctx.exit(exit_code)
 
 
-# Commands defined in kb/cli_notes.py, imported only when one of them runs (or is listed).
+# Commands defined in kb/cli_notes.py (or the module named before ':'), imported only when
+# one of them runs (or is listed).
 LAZY_COMMANDS = {
     "show": "show",
     "list": "list_command",
@@ -47,6 +48,7 @@ LAZY_COMMANDS = {
     "mv": "mv",
     "completion": "completion",
     "help": "help_command",
+    "lsp": "kb.cli_lsp:lsp",
 }
 
 
@@ -59,9 +61,11 @@ class KbGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
-            from kb import cli_notes
+            import importlib
 
-            self.add_command(getattr(cli_notes, LAZY_COMMANDS[cmd_name]), cmd_name)
+            module, _, name = LAZY_COMMANDS[cmd_name].rpartition(":")  # "module:name" or a name
+            commands = importlib.import_module(module or "kb.cli_notes")
+            self.add_command(getattr(commands, name), cmd_name)
         return super().get_command(ctx, cmd_name)
 
     def invoke(self, ctx: click.Context) -> Any:
