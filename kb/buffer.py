@@ -102,14 +102,10 @@ def read_buffer(
         if index is None or source is None:
             links.append(BufferLink(link, "unknown", None))
             continue
-        found = index.resolve(
-            LinkToResolve(0, source.id, link.target, link.anchor, link.kind)
-        )
+        found = index.resolve(LinkToResolve(0, source.id, link.target, link.anchor, link.kind))
         target = None if found.target_id == UNSTORED_ID else found.target_id
         links.append(BufferLink(link, found.status, target))
-    return Buffer(
-        text, parsed, links, stored.id if stored else None, *(place or (None, None))
-    )
+    return Buffer(text, parsed, links, stored.id if stored else None, *(place or (None, None)))
 
 
 def buffer_problems(
@@ -250,12 +246,12 @@ def backlink_places(
         spans = link_spans(text, typed_link_keys) if text else []
         for row in links:
             line = row.line - 1
-            span = next(
-                (s for s in spans if s.line == row.line and s.target == row.target), None
-            )
+            span = next((s for s in spans if s.line == row.line and s.target == row.target), None)
             if span is not None:
                 start, end = span.start - starts[line], span.end - starts[line]
             else:
                 start, end = 0, len(lines[line]) if 0 <= line < len(lines) else 0
-            found.append(LinkPlace(file, max(line, 0), start, end, row.kind, row.target, row.anchor))
+            found.append(
+                LinkPlace(file, max(line, 0), start, end, row.kind, row.target, row.anchor)
+            )
     return sorted(found, key=lambda p: (str(p.file), p.line, p.start))

@@ -8,8 +8,11 @@ import click
 
 
 @click.command("lsp")
-@click.option("--stdio", is_flag=True, help="Talk over stdin/stdout (the only way; accepted "
-              "because editors pass it).")
+@click.option(
+    "--stdio",
+    is_flag=True,
+    help="Talk over stdin/stdout (the only way; accepted because editors pass it).",
+)
 @click.pass_context
 def lsp(ctx: click.Context, stdio: bool) -> None:
     """Run kb's Language Server for your editor: completion of links and tags, go to
@@ -21,8 +24,7 @@ def lsp(ctx: click.Context, stdio: bool) -> None:
     except ImportError as exc:
         missing = getattr(exc, "name", None) or "pygls"
         click.echo(
-            f"kb: kb lsp needs {missing}, which is not installed: "
-            "pip install 'kb-notes[lsp]'",
+            f"kb: kb lsp needs {missing}, which is not installed: pip install 'kb-notes[lsp]'",
             err=True,
         )
         sys.exit(1)

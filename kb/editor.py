@@ -290,7 +290,9 @@ def placed_links(
             continue
         end = start + len(link.target)
         anchor_end = end + 1 + len(link.anchor) if link.anchor else end
-        found.append(PlacedLink("url", link.target, link.anchor, line, start, end, start, anchor_end))
+        found.append(
+            PlacedLink("url", link.target, link.anchor, line, start, end, start, anchor_end)
+        )
     return sorted(found, key=lambda p: (p.line, p.start))
 
 

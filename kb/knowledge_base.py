@@ -7,7 +7,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
 from kb.config import CONFIG_NAME, Config, load_config
 from kb.errors import KbError, StoreError, UsageError, os_error_message
@@ -17,16 +17,14 @@ from kb.store import Store, check_location, store_errors
 if TYPE_CHECKING:
     from kb.browse import Follow
     from kb.buffer import Buffer, BufferProblem, LinkPlace, NoteCard
-    from kb.check import _Suggestions
-    from kb.editor import RankedNote
-    from kb.links import NoteName
-    from kb.check import CheckProblem
+    from kb.check import CheckProblem, _Suggestions
     from kb.connections import Connections, Mention, Related
+    from kb.editor import RankedNote
     from kb.engines import EngineEntry, SearchEngine
     from kb.glossary import Glossary
     from kb.graph import Graph
     from kb.ingest import IngestStats, ProgressCallback
-    from kb.links import LinkIndex
+    from kb.links import LinkIndex, NoteName
     from kb.listing import KbStats, ListedNote, ListFilters, NoteDetails
     from kb.locations import InitResult
     from kb.moving import MovePlan
@@ -654,7 +652,6 @@ class KnowledgeBase:
 
         return note_choices(self._store)
 
-
     # -- for kb lsp --------------------------------------------------------------------
     # What the editor server asks: the open note (unsaved text) resolved and checked as
     # ingest and kb check would, names for completion, a note's card, its backlinks.
@@ -711,7 +708,7 @@ class KnowledgeBase:
         from kb.naming import title_pinyin
 
         names = self.editor_names()
-        pinyin = self._editor_cache("pinyin", dict)
+        pinyin: dict[int, tuple[str, str]] = self._editor_cache("pinyin", dict)
 
         def pinyin_of(note: NoteName) -> tuple[str, str]:
             found = pinyin.get(note.id)
@@ -724,7 +721,7 @@ class KnowledgeBase:
     @_store_errors
     def editor_names(self) -> list[NoteName]:
         """Every note's names, kept until the store changes."""
-        return self._editor_cache("names", lambda: self._store.notes.names())
+        return self._editor_cache("names", self._store.notes.names)
 
     @_store_errors
     def stem_is_unique(self, note: NoteName) -> bool:
@@ -785,7 +782,7 @@ class KnowledgeBase:
         key = (name, self.generation(), self._epoch)
         with self._lock:
             if key in self._editor_values:
-                return self._editor_values[key]  # type: ignore[no-any-return]
+                return cast(T, self._editor_values[key])
         value = build()
         with self._lock:
             stale = [k for k in self._editor_values if k[0] == name]

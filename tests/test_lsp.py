@@ -8,6 +8,7 @@ its own documents.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import shutil
 import sys
 from collections.abc import AsyncIterator, Callable
@@ -73,7 +74,9 @@ class Session:
 
     def change(self, uri: str, version: int, *changes: Any) -> None:
         self.client.text_document_did_change(
-            t.DidChangeTextDocumentParams(t.VersionedTextDocumentIdentifier(version=version, uri=uri), list(changes))
+            t.DidChangeTextDocumentParams(
+                t.VersionedTextDocumentIdentifier(version=version, uri=uri), list(changes)
+            )
         )
 
     async def until(self, check: Callable[[], bool], seconds: float = 10.0) -> None:
@@ -84,10 +87,8 @@ class Session:
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0:
                 raise AssertionError("the server never published what was expected")
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.changed.wait(), timeout=min(left, 0.2))
-            except TimeoutError:
-                pass
 
     async def complete(self, uri: str, line: int, character: int) -> list[t.CompletionItem]:
         found = await self.client.text_document_completion_async(
@@ -281,7 +282,9 @@ async def test_references_of_a_note_are_its_backlinks(lsp: Session, home: Path) 
     )
     assert found
     with KnowledgeBase.open(home) as kb:
-        expected = {b.path for b in kb.connections(kb.find_note("engineering/redis-study.md")).backlinks}
+        expected = {
+            b.path for b in kb.connections(kb.find_note("engineering/redis-study.md")).backlinks
+        }
     files = {Path(str(loc.uri).removeprefix("file://")) for loc in found}
     assert {f.relative_to(home / "notes").as_posix() for f in files} == expected
 
@@ -323,7 +326,9 @@ async def test_workspace_symbols_search_notes_in_chinese_and_english(lsp: Sessio
 
 
 async def test_diagnostics_of_the_unsaved_buffer_come_and_go(lsp: Session, home: Path) -> None:
-    uri = lsp.open(home / "notes/posts/draft-l.md", "# 草稿\n\n😀 [x](../engineering/redis-studdy.md)\n")
+    uri = lsp.open(
+        home / "notes/posts/draft-l.md", "# 草稿\n\n😀 [x](../engineering/redis-studdy.md)\n"
+    )
     await lsp.until(lambda: bool(lsp.diagnostics.get(uri)))
     (problem,) = lsp.diagnostics[uri]
     assert problem.code == "broken-link"
@@ -334,7 +339,8 @@ async def test_diagnostics_of_the_unsaved_buffer_come_and_go(lsp: Session, home:
         uri,
         2,
         t.TextDocumentContentChangePartial(
-            range=t.Range(t.Position(2, 32), t.Position(2, 33)), text=""  # a "d" of studdy
+            range=t.Range(t.Position(2, 32), t.Position(2, 33)),
+            text="",  # a "d" of studdy
         ),
     )
     await lsp.until(lambda: lsp.diagnostics.get(uri) == [])

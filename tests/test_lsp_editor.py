@@ -126,7 +126,7 @@ def test_rank_notes_offers_nothing_for_a_loose_likeness() -> None:
 
 
 def test_placed_links_find_each_target_on_its_line() -> None:
-    text = "# T\n\n中文 [[显存 估算#表]] and [x](../a%20b.md#h) 😀 {{< ref \"posts/m.md\" >}}\n"
+    text = '# T\n\n中文 [[显存 估算#表]] and [x](../a%20b.md#h) 😀 {{< ref "posts/m.md" >}}\n'
     links = placed_links(text, parse_note("p/n.md", text))
     line = text.split("\n")[2]
     assert [(p.kind, line[p.start : p.end], p.anchor) for p in links] == [
@@ -141,8 +141,12 @@ def test_placed_links_find_each_target_on_its_line() -> None:
 
 
 def test_outline_nests_sections_to_the_next_heading_of_their_level() -> None:
-    headings = [Heading(1, "A", "a", 1), Heading(2, "B", "b", 3), Heading(2, "C", "c", 5),
-                Heading(1, "D", "d", 8)]
+    headings = [
+        Heading(1, "A", "a", 1),
+        Heading(2, "B", "b", 3),
+        Heading(2, "C", "c", 5),
+        Heading(1, "D", "d", 8),
+    ]
     tree = outline(headings, 10)
     assert [(s.heading.text, s.first, s.last) for s in tree] == [("A", 0, 6), ("D", 7, 9)]
     assert [(s.heading.text, s.first, s.last) for s in tree[0].children] == [

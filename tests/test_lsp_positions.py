@@ -67,8 +67,15 @@ def test_index_of_column(column: int, encoding: str, index: int) -> None:
 
 @pytest.mark.parametrize(
     ("index", "encoding", "column"),
-    [(0, UTF16, 0), (6, UTF16, 6), (7, UTF16, 8), (8, UTF16, 9), (7, UTF8, 16), (7, UTF32, 7),
-     (50, UTF16, 9)],
+    [
+        (0, UTF16, 0),
+        (6, UTF16, 6),
+        (7, UTF16, 8),
+        (8, UTF16, 9),
+        (7, UTF8, 16),
+        (7, UTF32, 7),
+        (50, UTF16, 9),
+    ],
 )
 def test_column_of_index(index: int, encoding: str, column: int) -> None:
     assert column_of_index(LINE, index, encoding) == column
@@ -103,8 +110,13 @@ def test_line_index_positions(text: str, offset: int, position: Position) -> Non
 
 @pytest.mark.parametrize(
     ("offered", "chosen"),
-    [(None, UTF16), ([], UTF16), (["utf-8", "utf-16"], UTF8), (["utf-32"], UTF32),
-     (["latin-1", "utf-16"], UTF16)],
+    [
+        (None, UTF16),
+        ([], UTF16),
+        (["utf-8", "utf-16"], UTF8),
+        (["utf-32"], UTF32),
+        (["latin-1", "utf-16"], UTF16),
+    ],
 )
 def test_choose_encoding(offered: list[str] | None, chosen: str) -> None:
     assert choose_encoding(offered) == chosen

@@ -16,7 +16,6 @@ from pygls.uris import from_fs_path, to_fs_path
 from kb.buffer import Buffer, BufferLink, normalise
 from kb.editor import (
     HUGO_REF,
-    MARKDOWN,
     TAG,
     WIKILINK,
     completion_context,
@@ -76,7 +75,9 @@ class Open:
         return self._buffer
 
     def cursor(self, position: types.Position) -> tuple[int, int]:
-        return self.lines.line_and_index(Position(position.line, position.character), self.ls.encoding)
+        return self.lines.line_and_index(
+            Position(position.line, position.character), self.ls.encoding
+        )
 
     def range(self, line: int, start: int, end: int) -> types.Range:
         column = self.lines.column
@@ -183,7 +184,9 @@ def completion(ls: KbLanguageServer, params: types.CompletionParams) -> types.Co
     return types.CompletionList(is_incomplete=True, items=items)
 
 
-def _tag_items(kb: KnowledgeBase | None, typed: str, replace: types.Range) -> list[types.CompletionItem]:
+def _tag_items(
+    kb: KnowledgeBase | None, typed: str, replace: types.Range
+) -> list[types.CompletionItem]:
     if kb is None:
         return []
     wanted = typed.casefold()
@@ -197,14 +200,14 @@ def _tag_items(kb: KnowledgeBase | None, typed: str, replace: types.Range) -> li
             sort_text=f"{rank:05d}",
             text_edit=types.TextEdit(replace, tag),
         )
-        for rank, (tag, count) in enumerate(
-            (t, c) for t, c in counts if wanted in t.casefold()
-        )
+        for rank, (tag, count) in enumerate((t, c) for t, c in counts if wanted in t.casefold())
         if rank < 200
     ]
 
 
-def _note_items(document: Open, kind: str, typed: str, replace: types.Range) -> list[types.CompletionItem]:
+def _note_items(
+    document: Open, kind: str, typed: str, replace: types.Range
+) -> list[types.CompletionItem]:
     kb = document.kb
     if kb is None or document.file is None:
         return []
@@ -439,7 +442,9 @@ def references(ls: KbLanguageServer, params: types.ReferenceParams) -> list[type
         from kb.text import slugify
 
         places = [
-            p for p in places if p.anchor and (p.anchor.casefold() == anchor or slugify(p.anchor) == anchor)
+            p
+            for p in places
+            if p.anchor and (p.anchor.casefold() == anchor or slugify(p.anchor) == anchor)
         ]
     return [
         types.Location(_uri(p.file), _file_range(ls, p.file, p.line, p.start, p.end))
@@ -450,7 +455,9 @@ def references(ls: KbLanguageServer, params: types.ReferenceParams) -> list[type
 # -- symbols, links, folding -------------------------------------------------------------
 
 
-def document_symbols(ls: KbLanguageServer, params: types.DocumentSymbolParams) -> list[types.DocumentSymbol] | None:
+def document_symbols(
+    ls: KbLanguageServer, params: types.DocumentSymbolParams
+) -> list[types.DocumentSymbol] | None:
     document = opened(ls, params.text_document.uri)
     if document is None:
         return None
@@ -464,7 +471,9 @@ def document_symbols(ls: KbLanguageServer, params: types.DocumentSymbolParams) -
             kind=types.SymbolKind.String,
             range=types.Range(
                 types.Position(line, 0),
-                types.Position(last, document.lines.column(last, len(document.lines.line(last)), ls.encoding)),
+                types.Position(
+                    last, document.lines.column(last, len(document.lines.line(last)), ls.encoding)
+                ),
             ),
             selection_range=document.whole_line(line),
             detail="#" * heading.level,
@@ -474,7 +483,9 @@ def document_symbols(ls: KbLanguageServer, params: types.DocumentSymbolParams) -
     return [symbol(s) for s in outline(document.buffer.parsed.headings, document.lines.line_count)]
 
 
-def folding_ranges(ls: KbLanguageServer, params: types.FoldingRangeParams) -> list[types.FoldingRange] | None:
+def folding_ranges(
+    ls: KbLanguageServer, params: types.FoldingRangeParams
+) -> list[types.FoldingRange] | None:
     document = opened(ls, params.text_document.uri)
     if document is None:
         return None
@@ -483,14 +494,20 @@ def folding_ranges(ls: KbLanguageServer, params: types.FoldingRangeParams) -> li
     def walk(sections: Any) -> None:
         for section in sections:
             if section.last > section.first:
-                found.append(types.FoldingRange(section.first, section.last, kind=types.FoldingRangeKind.Region))
+                found.append(
+                    types.FoldingRange(
+                        section.first, section.last, kind=types.FoldingRangeKind.Region
+                    )
+                )
             walk(section.children)
 
     walk(outline(document.buffer.parsed.headings, document.lines.line_count))
     return found
 
 
-def document_links(ls: KbLanguageServer, params: types.DocumentLinkParams) -> list[types.DocumentLink] | None:
+def document_links(
+    ls: KbLanguageServer, params: types.DocumentLinkParams
+) -> list[types.DocumentLink] | None:
     document = opened(ls, params.text_document.uri)
     if document is None or document.kb is None:
         return None
@@ -516,7 +533,9 @@ def document_links(ls: KbLanguageServer, params: types.DocumentLinkParams) -> li
     return found
 
 
-def workspace_symbols(ls: KbLanguageServer, params: types.WorkspaceSymbolParams) -> list[types.SymbolInformation] | None:
+def workspace_symbols(
+    ls: KbLanguageServer, params: types.WorkspaceSymbolParams
+) -> list[types.SymbolInformation] | None:
     kb = ls.kb
     if kb is None or not params.query.strip():
         return []
@@ -613,7 +632,9 @@ def register(server: Any, safely: Callable[[Callable[[], Any]], Callable[[Any], 
     table: list[tuple[str, Any, Callable[..., Any], Callable[[], Any]]] = [
         (
             types.TEXT_DOCUMENT_COMPLETION,
-            types.CompletionOptions(trigger_characters=["[", "(", "#", '"', "/"], resolve_provider=True),
+            types.CompletionOptions(
+                trigger_characters=["[", "(", "#", '"', "/"], resolve_provider=True
+            ),
             completion,
             none,
         ),

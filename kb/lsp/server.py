@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
 
 from kb import __version__
@@ -43,12 +44,44 @@ class RequestRefused(JsonRpcException):
     CODE = REQUEST_FAILED
 
 
+_INVALID = object()  # a message that could not be read: answered already, then dropped
+
+
+class KbProtocol(LanguageServerProtocol):
+    """pygls's protocol, answering a request it cannot read (params of the wrong shape,
+    a position of -1) with InvalidParams instead of leaving the client waiting forever."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            method = data.get("method") if isinstance(data, dict) else None
+            if method is not None and "id" in data:
+                error = types.ResponseError(code=-32602, message=f"invalid params for {method}")
+                self._send_data(types.ResponseErrorMessage(id=data["id"], error=error))
+            log.warning("dropped a message that does not fit the protocol (%s): %s", method, exc)
+            return _INVALID
+
+    def handle_message(self, message: Any) -> None:
+        if message is _INVALID:
+            return
+        if not hasattr(message, "jsonrpc"):
+            log.warning("dropped a message that is not a JSON-RPC object")
+            return
+        super().handle_message(message)
+
+
 class KbLanguageServer(LanguageServer):
     """The server and what it keeps between requests: the knowledge base, the position
     encoding agreed with the client, the background ingest and diagnostics."""
 
     def __init__(self, kb_dir: Path | None) -> None:
-        super().__init__("kb", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "kb",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=KbProtocol,
+        )
         self.kb_dir = kb_dir
         self.kb: KnowledgeBase | None = None
         self.kb_problem = ""  # why there is no knowledge base, told once after initialized
@@ -221,7 +254,9 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
         waiting = ls.pending.pop(uri, None)
         if waiting is not None:
             waiting.cancel()
-        ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: KbLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -288,7 +323,7 @@ class OneLineFormatter(logging.Formatter):
             message = f"{message}: {_one_line(record.exc_info[1])}"
         return "kb lsp: " + " ".join(message.split())[:500]
 
-    def formatException(self, ei: Any) -> str:  # noqa: N802 - logging's name
+    def formatException(self, ei: Any) -> str:
         return ""
 
 
@@ -299,4 +334,8 @@ def serve(kb_dir: Path | None) -> None:
     root = logging.getLogger()
     root.handlers = [handler]
     root.setLevel(logging.WARNING)
-    build_server(kb_dir).start_io()
+    server = build_server(kb_dir)
+    server.start_io()
+    # The protocol's exit code: 0 after a shutdown request, 1 when the client exited
+    # (or went away) without one. pygls swallows its own sys.exit, so it is said here.
+    sys.exit(0 if server.protocol._shutdown else 1)
