@@ -767,6 +767,15 @@ class KnowledgeBase:
         ids = self._store.notes.filter_ids("tag", tag)
         return sorted((self.note_ref(i) for i in ids), key=lambda n: n.path)
 
+    @_store_errors
+    def suggested_notes(self, target: str, kind: str) -> list[NoteName]:
+        """The notes kb check suggests for a broken link to ``target``."""
+        store = self._store
+        suggest = self._editor_cache("suggestions", lambda: _check_suggestions(store))
+        paths = suggest.close_to(target, kind)
+        ids = store.notes.ids_of(paths)
+        return store.notes.names([ids[p] for p in paths if p in ids])
+
     def _editor_link_index(self) -> LinkIndex:
         """A link index for this thread, kept until the store changes (it fills itself
         from the store as links ask, so a new one per keystroke would read them again)."""

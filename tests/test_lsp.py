@@ -362,3 +362,68 @@ async def test_save_ingests_the_saved_note_in_the_background(lsp: Session, home:
             break
         await asyncio.sleep(0.2)
     assert await offered()
+
+
+# -- code actions and rename ----------------------------------------------------------------
+
+
+async def test_code_action_replaces_a_broken_link_with_the_suggested_note(
+    lsp: Session, home: Path
+) -> None:
+    uri = lsp.open(home / "notes/posts/draft-n.md", "😀 [x](../engineering/redis-studdy.md)\n")
+    where = t.Range(t.Position(0, 8), t.Position(0, 8))
+    actions = await lsp.client.text_document_code_action_async(
+        t.CodeActionParams(t.TextDocumentIdentifier(uri), where, t.CodeActionContext([]))
+    )
+    assert actions
+    fix = actions[0]
+    assert isinstance(fix, t.CodeAction) and fix.edit and fix.edit.changes
+    (edit,) = fix.edit.changes[uri]
+    assert edit.new_text == "../engineering/redis-study.md"
+    assert (edit.range.start.character, edit.range.end.character) == (7, 37)
+
+
+async def test_code_action_links_a_selected_mention(lsp: Session, home: Path) -> None:
+    uri = lsp.open(home / "notes/posts/draft-o.md", "读过 Redis 学习笔记 之后\n")
+    where = t.Range(t.Position(0, 3), t.Position(0, 13))
+    actions = await lsp.client.text_document_code_action_async(
+        t.CodeActionParams(t.TextDocumentIdentifier(uri), where, t.CodeActionContext([]))
+    )
+    assert actions
+    link = actions[0]
+    assert isinstance(link, t.CodeAction) and link.edit and link.edit.changes
+    assert link.edit.changes[uri][0].new_text == "[Redis 学习笔记](../engineering/redis-study.md)"
+
+
+async def test_rename_is_one_workspace_edit_with_the_file_rename(lsp: Session, home: Path) -> None:
+    target = home / "notes/engineering/softmax-numerics.md"
+    uri = lsp.open(home / "notes/posts/draft-p.md", "[[softmax-numerics]]\n")
+    prepared = await lsp.client.text_document_prepare_rename_async(
+        t.PrepareRenameParams(t.TextDocumentIdentifier(uri), t.Position(0, 4))
+    )
+    assert isinstance(prepared, t.PrepareRenamePlaceholder)
+    assert prepared.placeholder == "engineering/softmax-numerics.md"
+    edit = await lsp.client.text_document_rename_async(
+        t.RenameParams(t.TextDocumentIdentifier(uri), t.Position(0, 4), "softmax-stability.md")
+    )
+    assert edit is not None and edit.document_changes
+    *texts, last = edit.document_changes
+    assert isinstance(last, t.RenameFile)
+    assert (last.old_uri, last.new_uri) == (
+        from_fs_path(str(target)),
+        from_fs_path(str(target.with_name("softmax-stability.md"))),
+    )
+    with KnowledgeBase.open(home) as kb:
+        plan = kb.plan_move(
+            kb.find_note("engineering/softmax-numerics.md"),
+            str(target.with_name("softmax-stability.md")),
+        )
+    assert sum(len(e.edits) for e in texts if isinstance(e, t.TextDocumentEdit)) == len(plan.edits)
+    assert all(
+        edit.new_text.startswith(("softmax-stability", "../", "/"))
+        or "softmax-stability" in edit.new_text
+        for e in texts
+        if isinstance(e, t.TextDocumentEdit)
+        for edit in e.edits
+    )
+    assert target.exists()  # the server only proposes: the editor applies it

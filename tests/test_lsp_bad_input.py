@@ -220,3 +220,15 @@ def test_kb_lsp_without_the_extra_says_what_to_install(tmp_path: Path) -> None:
         "kb: kb lsp needs pygls, which is not installed: pip install 'kb-notes[lsp]'"
     )
     assert result.stdout == ""
+
+
+def test_rename_refused_when_the_client_cannot_rename_files(home: Path) -> None:
+    raw = Raw(home)
+    raw.initialize()  # no workspaceEdit.resourceOperations
+    uri = _open(raw, home / "notes/posts/r.md", "[[softmax-numerics]]\n")
+    answer = raw.answer(raw.send("textDocument/rename", {**_at(uri, 0, 4), "newName": "x.md"}))
+    assert answer["error"]["code"] == -32803  # RequestFailed
+    assert "kb mv" in answer["error"]["message"]
+    assert (home / "notes/engineering/softmax-numerics.md").exists()
+    code, stderr = raw.finish()
+    assert code == 0 and "Traceback" not in stderr
