@@ -221,11 +221,11 @@ def backlink_places(
     rows: list,
     file_of: Callable[[str], Path],
     text_of: Callable[[Path], str | None],
-    typed_link_keys: tuple[str, ...],
 ) -> list[LinkPlace]:
-    """Each backlink row placed in its source's text (open buffer or file)."""
+    """Each backlink row placed on its line of its source (open buffer or file): the
+    target where the line holds it as written, else the whole line. Only the lines are
+    read, never parsed (a note with a thousand backlinks answers at once)."""
     from kb.parse.decode import BinaryFile, decode_note
-    from kb.parse.spans import link_spans
 
     by_file: dict[Path, list] = {}
     for row in rows:
@@ -238,20 +238,13 @@ def backlink_places(
                 text = decode_note(file.read_bytes()).text
             except (OSError, BinaryFile):
                 text = ""
-        text = normalise(text)
-        lines = text.split("\n")
-        starts = [0]
-        for line in lines[:-1]:
-            starts.append(starts[-1] + len(line) + 1)
-        spans = link_spans(text, typed_link_keys) if text else []
+        lines = normalise(text).split("\n")
         for row in links:
-            line = row.line - 1
-            span = next((s for s in spans if s.line == row.line and s.target == row.target), None)
-            if span is not None:
-                start, end = span.start - starts[line], span.end - starts[line]
-            else:
-                start, end = 0, len(lines[line]) if 0 <= line < len(lines) else 0
-            found.append(
-                LinkPlace(file, max(line, 0), start, end, row.kind, row.target, row.anchor)
-            )
+            line = max(row.line - 1, 0)
+            line_text = lines[line] if line < len(lines) else ""
+            start = line_text.find(row.target) if row.target else -1
+            end = start + len(row.target)
+            if start == -1:
+                start, end = 0, len(line_text)
+            found.append(LinkPlace(file, line, start, end, row.kind, row.target, row.anchor))
     return sorted(found, key=lambda p: (str(p.file), p.line, p.start))

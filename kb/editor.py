@@ -187,8 +187,27 @@ class RankedNote(NamedTuple):
     rule: str  # name | pinyin | fuzzy: which rule of the naming rule found it
 
 
+class NameKeys(NamedTuple):
+    """A note's names folded once (kept by the caller until the store changes)."""
+
+    note: NoteName
+    keys: tuple[str, ...]  # title, stem, path, aliases: case- and width-folded
+    han: bool  # its title has Chinese characters (pinyin can name it)
+
+
+def name_keys(names: Iterable[NoteName]) -> list[NameKeys]:
+    return [
+        NameKeys(
+            note,
+            tuple(_fold_width(k) for k in (note.title, note.stem, note.rel, *note.aliases)),
+            _has_han(note.title),
+        )
+        for note in names
+    ]
+
+
 def rank_notes(
-    names: list[NoteName],
+    names: list[NameKeys],
     typed: str,
     pinyin_of: Callable[[NoteName], tuple[str, str]],
     limit: int = 50,
@@ -199,32 +218,34 @@ def rank_notes(
     typed: every note, by path."""
     wanted = _fold_width(typed.strip())
     if not wanted:
-        return [RankedNote(n, "name") for n in sorted(names, key=lambda n: n.rel)[:limit]]
+        first = sorted(names, key=lambda n: n.note.rel)[:limit]
+        return [RankedNote(n.note, "name") for n in first]
     starts: list[NoteName] = []
     contains: list[NoteName] = []
-    for note in names:
-        keys = [_fold_width(k) for k in (note.title, note.stem, note.rel, *note.aliases)]
+    for entry in names:
+        keys = entry.keys
         if any(k.startswith(wanted) for k in keys):
-            starts.append(note)
+            starts.append(entry.note)
         elif any(wanted in k for k in keys):
-            contains.append(note)
+            contains.append(entry.note)
     found = {n.id for n in (*starts, *contains)}
     ranked = [RankedNote(n, "name") for n in sorted(starts, key=_name_order)]
     ranked += [RankedNote(n, "name") for n in sorted(contains, key=_name_order)]
     latin = "".join(wanted.split())
     if len(latin) >= 2 and latin.isascii() and latin.isalnum():
-        for note in names:
-            if note.id in found or not _has_han(note.title):
+        for entry in names:
+            if entry.note.id in found or not entry.han:
                 continue
-            full, initials = pinyin_of(note)
+            full, initials = pinyin_of(entry.note)
             if full.startswith(latin) or initials.startswith(latin):
-                ranked.append(RankedNote(note, "pinyin"))
-                found.add(note.id)
+                ranked.append(RankedNote(entry.note, "pinyin"))
+                found.add(entry.note.id)
     if len(ranked) < limit and len(wanted) >= 3:
-        scores = fuzzy_scores([n for n in names if n.id not in found], typed)
-        by_id = {n.id: n for n in names}
-        for note_id, _score in sorted(scores.items(), key=lambda item: -item[1]):
-            if _score >= FUZZY_OFFERED:
+        rest = [entry.note for entry in names if entry.note.id not in found]
+        scores = fuzzy_scores(rest, typed)
+        by_id = {n.id: n for n in rest}
+        for note_id, score in sorted(scores.items(), key=lambda item: -item[1]):
+            if score >= FUZZY_OFFERED:
                 ranked.append(RankedNote(by_id[note_id], "fuzzy"))
     return ranked[:limit]
 

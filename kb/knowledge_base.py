@@ -704,10 +704,10 @@ class KnowledgeBase:
     @_store_errors
     def complete_notes(self, typed: str, limit: int = 50) -> list[RankedNote]:
         """Notes for what was typed after ``[[`` (or ``](``), ranked by the naming rule."""
-        from kb.editor import rank_notes
+        from kb.editor import name_keys, rank_notes
         from kb.naming import title_pinyin
 
-        names = self.editor_names()
+        names = self._editor_cache("keys", lambda: name_keys(self.editor_names()))
         pinyin: dict[int, tuple[str, str]] = self._editor_cache("pinyin", dict)
 
         def pinyin_of(note: NoteName) -> tuple[str, str]:
@@ -757,9 +757,7 @@ class KnowledgeBase:
         from kb.check import file_of
 
         rows = self._store.links.backlinks(note_id)
-        return backlink_places(
-            rows, lambda path: file_of(self.config, path), text_of, self.config.typed_link_keys
-        )
+        return backlink_places(rows, lambda path: file_of(self.config, path), text_of)
 
     @_store_errors
     def notes_tagged(self, tag: str) -> list[NoteRef]:

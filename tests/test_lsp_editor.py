@@ -13,6 +13,7 @@ from kb.editor import (
     completion_context,
     front_matter_key,
     link_at,
+    name_keys,
     outline,
     placed_links,
     rank_notes,
@@ -117,12 +118,12 @@ NAMES = [
     ],
 )
 def test_rank_notes(typed: str, first: int, rule: str) -> None:
-    ranked = rank_notes(NAMES, typed, lambda n: title_pinyin(n.title))
+    ranked = rank_notes(name_keys(NAMES), typed, lambda n: title_pinyin(n.title))
     assert (ranked[0].note.id, ranked[0].rule) == (first, rule)
 
 
 def test_rank_notes_offers_nothing_for_a_loose_likeness() -> None:
-    assert rank_notes(NAMES, "qqqq", lambda n: title_pinyin(n.title)) == []
+    assert rank_notes(name_keys(NAMES), "qqqq", lambda n: title_pinyin(n.title)) == []
 
 
 def test_placed_links_find_each_target_on_its_line() -> None:

@@ -66,7 +66,7 @@ class Open:
         if self._buffer is None:
             kb = self.kb
             if kb is not None and self.file is not None:
-                self._buffer = kb.read_buffer(self.file, self.text)
+                self._buffer = self.ls.buffer_for(self.uri, self.file, self.text)
             else:
                 from kb.buffer import read_buffer
                 from kb.models import DEFAULT_TYPED_LINK_KEYS

@@ -33,7 +33,7 @@ from kb.lsp.positions import UTF16, choose_encoding
 
 log = logging.getLogger("kb.lsp")
 F = TypeVar("F", bound=Callable[..., Any])
-DIAGNOSTICS_DELAY = 0.25  # seconds of quiet typing before the open note is checked again
+DIAGNOSTICS_DELAY = 0.15  # seconds of quiet typing before the open note is checked again
 REQUEST_FAILED = -32803  # LSP's RequestFailed: a request understood and refused
 
 
@@ -91,6 +91,9 @@ class KbLanguageServer(LanguageServer):
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.ingest_lock = threading.Lock()
         self.loop: asyncio.AbstractEventLoop | None = None
+        # The last buffer read per document, reused while its text and the store are the
+        # same (a hover, a definition and the diagnostics of one edit parse it once).
+        self.buffers: dict[str, tuple[str, int, Any]] = {}
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls would pop up "Error in server" for a malformed message; one log line is
@@ -127,6 +130,23 @@ class KbLanguageServer(LanguageServer):
             return decode_note(Path(path).read_bytes()).text
         except (OSError, BinaryFile):
             return None
+
+    def buffer_for(self, uri: str, file: Path, text: str) -> Any:
+        """The open note read by the facade, reused while nothing changed."""
+        kb = self.kb
+        assert kb is not None
+        try:
+            generation = kb.generation()
+        except KbError:
+            generation = -1
+        kept = self.buffers.get(uri)
+        if kept is not None and kept[0] == text and kept[1] == generation:
+            return kept[2]
+        buffer = kb.read_buffer(file, text)
+        if len(self.buffers) > 100:  # documents asked about but never opened: forget them
+            self.buffers.clear()
+        self.buffers[uri] = (text, generation, buffer)
+        return buffer
 
     # -- background work ---------------------------------------------------------------
 
@@ -251,6 +271,7 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: KbLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
+        ls.buffers.pop(uri, None)
         waiting = ls.pending.pop(uri, None)
         if waiting is not None:
             waiting.cancel()
