@@ -215,6 +215,7 @@ class LinkPlace:
     kind: str
     target: str
     anchor: str
+    text: str  # the line, for converting the indexes to an editor's units
 
 
 def backlink_places(
@@ -246,5 +247,7 @@ def backlink_places(
             end = start + len(row.target)
             if start == -1:
                 start, end = 0, len(line_text)
-            found.append(LinkPlace(file, line, start, end, row.kind, row.target, row.anchor))
+            found.append(
+                LinkPlace(file, line, start, end, row.kind, row.target, row.anchor, line_text)
+            )
     return sorted(found, key=lambda p: (str(p.file), p.line, p.start))

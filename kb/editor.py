@@ -214,7 +214,8 @@ def rank_notes(
 ) -> list[RankedNote]:
     """Notes for a typed prefix, ranked as the naming rule ranks: a title, alias, stem or
     path that starts with it (case- and width-folded), then one that contains it, then
-    pinyin of a Chinese title (full or initials), then fuzzy matches by score. Nothing
+    pinyin of a Chinese title (full or initials); only when none of these finds a note,
+    fuzzy matches by score (a typo: ``redis studdy``). Nothing
     typed: every note, by path."""
     wanted = _fold_width(typed.strip())
     if not wanted:
@@ -240,7 +241,8 @@ def rank_notes(
             if full.startswith(latin) or initials.startswith(latin):
                 ranked.append(RankedNote(entry.note, "pinyin"))
                 found.add(entry.note.id)
-    if len(ranked) < limit and len(wanted) >= 3:
+    # As in the naming rule, fuzzy matching only when no name and no pinyin matched.
+    if not ranked and len(wanted) >= 3:
         rest = [entry.note for entry in names if entry.note.id not in found]
         scores = fuzzy_scores(rest, typed)
         by_id = {n.id: n for n in rest}

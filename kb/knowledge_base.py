@@ -64,6 +64,7 @@ class KnowledgeBase:
         self._lock = threading.Lock()  # guards the shared caches below and _readers
         self._related_cache: dict[tuple[int, int, int], list[Related]] = {}
         self._editor_values: dict[tuple[str, int, int], object] = {}  # for kb lsp
+        self._pinyin: dict[str, tuple[str, str]] = {}  # for kb lsp: titles in pinyin
 
     @classmethod
     def open(cls, home: Path | str | None = None, cwd: Path | None = None) -> KnowledgeBase:
@@ -708,12 +709,12 @@ class KnowledgeBase:
         from kb.naming import title_pinyin
 
         names = self._editor_cache("keys", lambda: name_keys(self.editor_names()))
-        pinyin: dict[int, tuple[str, str]] = self._editor_cache("pinyin", dict)
+        pinyin = self._pinyin  # by title, kept across ingests: a title's pinyin never changes
 
         def pinyin_of(note: NoteName) -> tuple[str, str]:
-            found = pinyin.get(note.id)
+            found = pinyin.get(note.title)
             if found is None:
-                found = pinyin[note.id] = title_pinyin(note.title)
+                found = pinyin[note.title] = title_pinyin(note.title)
             return found
 
         return rank_notes(names, typed, pinyin_of, limit)

@@ -27,7 +27,7 @@ from kb.editor import (
     tag_at,
     wikilink_name,
 )
-from kb.lsp.positions import LineIndex, Position
+from kb.lsp.positions import LineIndex, Position, column_of_index
 
 if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
@@ -106,24 +106,6 @@ def _note_uri(kb: KnowledgeBase, note_id: int) -> tuple[str, Path] | None:
         return None
     file = kb.note_file(name.root, name.rel)
     return _uri(file), file
-
-
-def _file_range(ls: KbLanguageServer, file: Path, line: int, start: int, end: int) -> types.Range:
-    """A range in another file, converted with that file's line (open buffer or disk)."""
-    text = ls.text_at(file)
-    if text is None:
-        from kb.parse.decode import BinaryFile, decode_note
-
-        try:
-            text = decode_note(file.read_bytes()).text
-        except (OSError, BinaryFile):
-            text = ""
-    lines = LineIndex(normalise(text))
-    encoding = ls.encoding
-    return types.Range(
-        types.Position(line, lines.column(line, start, encoding)),
-        types.Position(line, lines.column(line, end, encoding)),
-    )
 
 
 # -- diagnostics ---------------------------------------------------------------------------
@@ -446,8 +428,15 @@ def references(ls: KbLanguageServer, params: types.ReferenceParams) -> list[type
             for p in places
             if p.anchor and (p.anchor.casefold() == anchor or slugify(p.anchor) == anchor)
         ]
+    encoding = ls.encoding
     return [
-        types.Location(_uri(p.file), _file_range(ls, p.file, p.line, p.start, p.end))
+        types.Location(
+            _uri(p.file),
+            types.Range(
+                types.Position(p.line, column_of_index(p.text, p.start, encoding)),
+                types.Position(p.line, column_of_index(p.text, p.end, encoding)),
+            ),
+        )
         for p in places
     ]
 

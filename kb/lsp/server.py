@@ -262,7 +262,9 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: KbLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        ls.check_later(params.text_document.uri, delay=0)
+        # After the usual pause: a request sent with the opening reads the buffer first,
+        # and the check then reuses it.
+        ls.check_later(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: KbLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
