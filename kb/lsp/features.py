@@ -27,6 +27,7 @@ from kb.editor import (
     tag_at,
     wikilink_name,
 )
+from kb.errors import KbError
 from kb.lsp.positions import LineIndex, Position, column_of_index
 
 if TYPE_CHECKING:
@@ -271,7 +272,10 @@ def completion_resolve(ls: KbLanguageServer, item: types.CompletionItem) -> type
     data = item.data if isinstance(item.data, dict) else {}
     note_id = data.get("note")
     if kb is not None and isinstance(note_id, int):
-        card = kb.note_card(note_id)
+        try:
+            card = kb.note_card(note_id)
+        except KbError:  # the note went away since it was offered: the item as it was
+            return item
         item.documentation = types.MarkupContent(types.MarkupKind.Markdown, _card_markdown(card))
     return item
 
