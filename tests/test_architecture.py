@@ -94,6 +94,11 @@ _FACE_ALLOWED = (
     "kb.notes.source",  # NoteSource, a note as written
     "kb.notes.sections",  # one heading's section of a note
     "kb.query.syntax",  # the query length cap
+    "kb.notes.editor",  # the editor server: the cursor's context, a link's place on its line
+    "kb.notes.buffer",  # the editor server: an unsaved buffer read as kb reads a note
+    "kb.links.resolve",  # fold: names compared as the naming rule compares them
+    "kb.models",  # Link, Heading: what the parser returns
+    "kb.parse.decode",  # a file on disk read as ingest reads it
 )
 _SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL)|PRAGMA)\b")
 

@@ -41,6 +41,7 @@ LAZY_COMMANDS = {
     "completion": "kb.cli.tools:completion",
     "help": "kb.cli.tools:help_command",
     "mcp": "kb.cli.mcp:mcp",
+    "lsp": "kb.cli.lsp:lsp",
 }
 
 

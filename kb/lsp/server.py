@@ -1,0 +1,356 @@
+"""``kb lsp``: the editor server. A thin face over the facade, on pygls 2.
+
+Each handler turns the editor's positions into lines and string indexes (kb.lsp.positions),
+asks the facade, and turns the answer into lsprotocol types (kb.lsp.render). The open
+buffer is the truth for its note; saving or a change on disk re-ingests only the files
+named, in a background thread, so no request waits for an ingest. Every handler answers
+a failure with an empty answer and one line on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.uris import from_fs_path, to_fs_path
+
+from kb import __version__
+from kb.errors import KbError
+from kb.knowledge_base import KnowledgeBase
+from kb.lsp import features
+from kb.lsp.positions import UTF16, choose_encoding
+
+log = logging.getLogger("kb.lsp")
+F = TypeVar("F", bound=Callable[..., Any])
+DIAGNOSTICS_DELAY = 0.15  # seconds of quiet typing before the open note is checked again
+
+
+_INVALID = object()  # a message that could not be read: answered already, then dropped
+
+
+class KbProtocol(LanguageServerProtocol):
+    """pygls's protocol, answering a request it cannot read (params of the wrong shape,
+    a position of -1) with InvalidParams instead of leaving the client waiting forever."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            method = data.get("method") if isinstance(data, dict) else None
+            if method is not None and "id" in data:
+                error = types.ResponseError(code=-32602, message=f"invalid params for {method}")
+                self._send_data(types.ResponseErrorMessage(id=data["id"], error=error))
+            log.warning("dropped a message that does not fit the protocol (%s): %s", method, exc)
+            return _INVALID
+
+    def handle_message(self, message: Any) -> None:
+        if message is _INVALID:
+            return
+        if not hasattr(message, "jsonrpc"):
+            log.warning("dropped a message that is not a JSON-RPC object")
+            return
+        super().handle_message(message)
+
+
+class KbLanguageServer(LanguageServer):
+    """The server and what it keeps between requests: the knowledge base, the position
+    encoding agreed with the client, the background ingest and diagnostics."""
+
+    def __init__(self, kb_dir: Path | None) -> None:
+        super().__init__(
+            "kb",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=KbProtocol,
+        )
+        self.kb_dir = kb_dir
+        self.kb: KnowledgeBase | None = None
+        self.kb_problem = ""  # why there is no knowledge base, told once after initialized
+        self.encoding = UTF16
+        self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kb-ingest")
+        self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kb-check")
+        self.pending: dict[str, asyncio.Task[None]] = {}
+        self.ingest_lock = threading.Lock()
+        self.loop: asyncio.AbstractEventLoop | None = None
+        # The last buffer read per document, reused while its text and the store are the
+        # same (a hover, a definition and the diagnostics of one edit parse it once).
+        self.buffers: dict[str, tuple[str, int, Any]] = {}
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls would pop up "Error in server" for a malformed message; one log line is
+        # enough (the sender gets the protocol's error when there was a request id).
+        log.warning("%s", _one_line(error))
+
+    # -- the open documents --------------------------------------------------------------
+
+    def open_text(self, uri: str) -> str | None:
+        """The text of an open document, or None when it is not open."""
+        from urllib.parse import unquote
+
+        document = self.workspace.text_documents.get(unquote(uri))
+        if document is None or document._source is None:
+            return None
+        return document.source
+
+    def text_at(self, file: Path) -> str | None:
+        """An open file's unsaved text (by path), else None."""
+        return self.open_text(from_fs_path(str(file)) or "")
+
+    def document_text(self, uri: str) -> str | None:
+        """The open buffer, else the file on disk (decoded as ingest decodes it), else
+        None: a document never opened is answered from disk when it exists."""
+        text = self.open_text(uri)
+        if text is not None:
+            return text
+        path = to_fs_path(uri)
+        if path is None:
+            return None
+        from kb.parse.decode import BinaryFile, decode_note
+
+        try:
+            return decode_note(Path(path).read_bytes()).text
+        except (OSError, BinaryFile):
+            return None
+
+    def buffer_for(self, uri: str, file: Path, text: str) -> Any:
+        """The open note read by the facade, reused while nothing changed."""
+        kb = self.kb
+        assert kb is not None
+        try:
+            generation = kb.generation()
+        except KbError:
+            generation = -1
+        kept = self.buffers.get(uri)
+        if kept is not None and kept[0] == text and kept[1] == generation:
+            return kept[2]
+        buffer = kb.read_buffer(file, text)
+        if len(self.buffers) > 100:  # documents asked about but never opened: forget them
+            self.buffers.clear()
+        self.buffers[uri] = (text, generation, buffer)
+        return buffer
+
+    # -- background work ---------------------------------------------------------------
+
+    def ingest_in_background(self, paths: list[Path], title: str) -> None:
+        """Re-ingest ``paths`` (or every note, for an empty list) in the ingest thread,
+        then check the open notes again; never awaited by a request."""
+        kb = self.kb
+        if kb is None:
+            return
+        self.background.submit(self._ingest, kb, paths, title)
+
+    def _ingest(self, kb: KnowledgeBase, paths: list[Path], title: str) -> None:
+        progress = features.Progress(self, title)
+        try:
+            with self.ingest_lock:
+                if paths:
+                    stats = kb.ingest_changed(paths, lock_wait=30)
+                else:
+                    stats = kb.ingest(progress=progress.update, lock_wait=30)
+            progress.done(f"{getattr(stats, 'added', 0) + getattr(stats, 'updated', 0)} notes")
+        except KbError as exc:
+            progress.done(str(exc))
+            log.warning("ingest: %s", _one_line(exc))
+        except Exception as exc:
+            progress.done("failed")
+            log.warning("ingest failed: %s", _one_line(exc))
+        if self.loop is not None:
+            self.loop.call_soon_threadsafe(self.check_all_open)
+
+    def check_all_open(self) -> None:
+        for uri in list(self.workspace.text_documents):
+            self.check_later(uri, delay=0)
+
+    def check_later(self, uri: str, delay: float = DIAGNOSTICS_DELAY) -> None:
+        """Publish the open note's problems after ``delay`` seconds without another edit."""
+        waiting = self.pending.pop(uri, None)
+        if waiting is not None:
+            waiting.cancel()
+        self.pending[uri] = asyncio.ensure_future(self._check(uri, delay))
+
+    async def _check(self, uri: str, delay: float) -> None:
+        await asyncio.sleep(delay)
+        text = self.open_text(uri)
+        if text is None:
+            return
+        loop = asyncio.get_running_loop()
+        diagnostics = await loop.run_in_executor(
+            self.checker, features.diagnostics, self, uri, text
+        )
+        if self.open_text(uri) == text:  # else a newer edit will publish its own
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
+            )
+
+
+def safely(default: Callable[[], Any]) -> Callable[[F], F]:
+    """A handler that answers ``default()`` on any failure, with one log line."""
+
+    def wrap(handler: F) -> F:
+        @functools.wraps(handler)
+        def run(*args: Any) -> Any:
+            try:
+                return handler(*args)
+            except JsonRpcException:
+                raise  # the protocol's own error, for the client
+            except KbError as exc:
+                log.warning("%s: %s", handler.__name__, _one_line(exc))
+            except Exception as exc:
+                log.warning("%s failed: %s", handler.__name__, _one_line(exc))
+            return default()
+
+        return run  # type: ignore[return-value]
+
+    return wrap
+
+
+def _one_line(error: BaseException) -> str:
+    text = str(error) or type(error).__name__
+    return " ".join(text.split())[:300]
+
+
+def build_server(kb_dir: Path | None) -> KbLanguageServer:
+    server = KbLanguageServer(kb_dir)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: KbLanguageServer, params: types.InitializeParams) -> None:
+        ls.loop = asyncio.get_event_loop()
+        general = params.capabilities.general
+        ls.encoding = choose_encoding(
+            [str(e.value if hasattr(e, "value") else e) for e in general.position_encodings]
+            if general and general.position_encodings
+            else None
+        )
+        ls.kb, ls.kb_problem = open_knowledge_base(ls.kb_dir, _workspace_folder(params))
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: KbLanguageServer, params: types.InitializedParams) -> None:
+        if ls.kb is None:
+            ls.window_show_message(
+                types.ShowMessageParams(types.MessageType.Info, f"kb: {ls.kb_problem}")
+            )
+            return
+        if not ls.kb.config.store_path.exists():
+            ls.ingest_in_background([], "kb: building the store")
+        ls.background.submit(_warm, ls.kb)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: KbLanguageServer, params: Any) -> None:
+        for task in ls.pending.values():
+            task.cancel()
+        ls.background.shutdown(wait=False, cancel_futures=True)
+        ls.checker.shutdown(wait=False, cancel_futures=True)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: KbLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        # After the usual pause: a request sent with the opening reads the buffer first,
+        # and the check then reuses it.
+        ls.check_later(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: KbLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.check_later(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: KbLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.buffers.pop(uri, None)
+        waiting = ls.pending.pop(uri, None)
+        if waiting is not None:
+            waiting.cancel()
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: KbLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        path = to_fs_path(params.text_document.uri)
+        if path is not None and ls.kb is not None and ls.kb.file_place(Path(path)):
+            ls.ingest_in_background([Path(path)], "kb: ingesting the saved note")
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched(ls: KbLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+        kb = ls.kb
+        if kb is None:
+            return
+        paths = [Path(p) for c in params.changes if (p := to_fs_path(c.uri)) is not None]
+        inside = [p for p in paths if kb.file_place(p)]
+        if inside:
+            ls.ingest_in_background(inside, f"kb: ingesting {len(inside)} changed files")
+
+    features.register(server, safely)
+    return server
+
+
+def _warm(kb: KnowledgeBase) -> None:
+    """Load what the first completion needs (names, pinyin) before it is asked."""
+    try:
+        kb.complete_notes("zz", limit=1)
+    except Exception as exc:
+        log.info("warming up: %s", _one_line(exc))
+
+
+def _workspace_folder(params: types.InitializeParams) -> Path | None:
+    uri = None
+    if params.workspace_folders:
+        uri = params.workspace_folders[0].uri
+    elif params.root_uri:
+        uri = params.root_uri
+    elif params.root_path:
+        return Path(params.root_path)
+    path = to_fs_path(uri) if uri else None
+    return Path(path) if path else None
+
+
+def open_knowledge_base(
+    kb_dir: Path | None, folder: Path | None
+) -> tuple[KnowledgeBase | None, str]:
+    """The knowledge base kb finds the usual way: ``--kb``, else from the workspace folder
+    up, else from the current folder. None and why, when there is none."""
+    try:
+        if kb_dir is not None:
+            return KnowledgeBase.open(kb_dir), ""
+        return KnowledgeBase.open(None, cwd=folder), ""
+    except KbError as exc:
+        return None, f"no knowledge base ({_one_line(exc)}); links and outline only"
+    except OSError as exc:
+        return None, f"no knowledge base ({_one_line(exc)}); links and outline only"
+
+
+class OneLineFormatter(logging.Formatter):
+    """``kb lsp: message`` on one line; an exception adds its message, never a traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        # pygls puts a formatted traceback after the first line of some messages.
+        message = record.getMessage().split("\n", 1)[0]
+        if record.exc_info and record.exc_info[1] is not None:
+            message = f"{message}: {_one_line(record.exc_info[1])}"
+        return "kb lsp: " + " ".join(message.split())[:500]
+
+    def formatException(self, ei: Any) -> str:
+        return ""
+
+
+def serve(kb_dir: Path | None) -> None:
+    """Run the server on stdin/stdout until the client says exit."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineFormatter())
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(logging.WARNING)
+    server = build_server(kb_dir)
+    server.start_io()
+    # The protocol's exit code: 0 after a shutdown request, 1 when the client exited
+    # (or went away) without one. pygls swallows its own sys.exit, so it is said here.
+    sys.exit(0 if server.protocol._shutdown else 1)
