@@ -247,7 +247,7 @@ def timed(call: Any, *args: Any) -> tuple[float, Any]:
 
 def measure_warm(kb: Any, sampled: int, result: SizeResult) -> None:
     """related() without any cache and kb.mentions() over every k-th note, after a warm-up."""
-    from kb.links.connections import related
+    from kb.links.related import related
 
     def uncached(note_id: int) -> list[Any]:
         return related(kb._store, kb.engine(), note_id)  # the facade's method caches

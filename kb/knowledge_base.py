@@ -468,7 +468,7 @@ class KnowledgeBase:
 
     @_store_errors
     def mentions(self, note_id: int) -> list[Mention]:
-        from kb.links.connections import mentions
+        from kb.links.mentions import mentions
 
         return mentions(
             self._store,
@@ -482,7 +482,7 @@ class KnowledgeBase:
     @_store_errors
     def related(self, note_id: int, limit: int = 10) -> list[Related]:
         """Related notes with reasons; cached until the store changes."""
-        from kb.links.connections import related
+        from kb.links.related import related
 
         key = (note_id, limit, self._store.generation)
         with self._lock:

@@ -216,7 +216,7 @@ FRONT = "---\ntitle: 另一篇\ncategories: [Redis 学习笔记]\n---\n"
     ],
 )
 def test_locate_mention(text: str, expected: tuple[int, str] | None) -> None:
-    from kb.links.connections import locate_mention
+    from kb.links.mentions import locate_mention
 
     found = locate_mention(text, ["Redis 学习笔记"])
     assert (found[0], found[2]) == expected if found else expected is None
@@ -234,7 +234,7 @@ def test_locate_mention(text: str, expected: tuple[int, str] | None) -> None:
     ],
 )
 def test_a_chinese_name_is_found_only_between_words(text: str, found: bool) -> None:
-    from kb.links.connections import locate_mention
+    from kb.links.mentions import locate_mention
 
     assert (locate_mention(text, ["服务配置"]) is not None) is found
 
@@ -253,7 +253,7 @@ def test_a_chinese_name_is_found_only_between_words(text: str, found: bool) -> N
     ],
 )
 def test_mention_pattern(name: str, text: str, found: bool) -> None:
-    from kb.links.connections import mention_pattern, normalise_line
+    from kb.links.mentions import mention_pattern, normalise_line
 
     assert bool(mention_pattern(name).search(normalise_line(text))) is found
 
@@ -273,7 +273,7 @@ def test_mention_pattern(name: str, text: str, found: bool) -> None:
     ],
 )
 def test_common_phrases_are_not_names(name: str, common: bool) -> None:
-    from kb.links.connections import is_common_name
+    from kb.links.mentions import is_common_name
 
     assert is_common_name(name) is common
 

@@ -240,7 +240,7 @@ def test_configured_mention_terms(sample) -> None:
 
 
 def test_short_titles_are_not_mentions() -> None:
-    from kb.links.connections import mention_names, mention_pattern
+    from kb.links.mentions import mention_names, mention_pattern
 
     note = NoteName(1, "notes", "a.md", "GPU", aliases=("锁", "显存带宽", "Redis 学习笔记"))
     assert mention_names(note, []) == ["显存带宽", "Redis 学习笔记"]
