@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kb.errors import KbError
+from kb.errors import KbError, file_kind
 from kb.models import DEFAULT_TYPED_LINK_KEYS, PARSER_VERSION
 
 CONFIG_NAME = "kb.yaml"
@@ -307,8 +307,6 @@ def read_setting_file(path: Path, setting: str, limit: int) -> str:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        from kb.ingest.walk import file_kind
-
         reason = f"it is {file_kind(mode)}, not a regular file"
         raise KbError(f"{path}: cannot read {setting}: {reason}")
     with os.fdopen(fd, "rb") as file:

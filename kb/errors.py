@@ -1,6 +1,7 @@
 """Domain errors, each carrying the exit code the CLI turns it into."""
 
 import errno
+import stat
 
 
 class KbError(Exception):
@@ -50,3 +51,18 @@ def os_error_message(exc: OSError, path: object = None) -> str:
     cause = _OS_CAUSES.get(exc.errno or 0) or exc.strerror or str(exc)
     where = exc.filename if exc.filename is not None else path
     return f"{cause}: {where}" if where is not None else cause
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, for a warning; '' for a regular file."""
+    if stat.S_ISREG(mode):
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    return "a special file"

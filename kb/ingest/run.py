@@ -22,14 +22,13 @@ from typing import TYPE_CHECKING
 
 from kb.config import Config, NotesRoot
 from kb.engines.contract import EngineEntry, IndexWriter
-from kb.errors import IngestLocked, KbError, NotesRootError
+from kb.errors import IngestLocked, KbError, NotesRootError, file_kind
 from kb.ingest.documents import document_of
 from kb.ingest.walk import (
     SCAN_PROBLEM_KINDS,
     NoteFile,
     ScanResult,
     collector_paused,
-    file_kind,
     is_note_name,
     note_path,
     scan_root,

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from kb.config import Config, NotesRoot
+from kb.errors import file_kind
 from kb.models import NOTE_SUFFIXES, Problem
 
 # Problems the walk itself finds (not a note's content): replaced on every walk of a scope.
@@ -57,21 +58,6 @@ def collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
-
-
-def file_kind(mode: int) -> str:
-    """What a file that is not a regular file is, for a warning; '' for a regular file."""
-    if stat.S_ISREG(mode):
-        return ""
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    return "a special file"
 
 
 def _broken_link(path: str, error: OSError) -> tuple[os.stat_result, str] | None:

@@ -196,10 +196,8 @@ class QueryPlan(Value):
 def plan_query(query: Query, reading: Reading | None = None) -> QueryPlan:
     """What ``query`` asks of the streams; with a ``reading`` (kb.analysis), its words as
     read: split, with their alternatives."""
-    from kb.query.reading import with_words
-
     read = reading.query if reading is not None else query
-    expanded = with_words(reading.words) if reading is not None else {}
+    expanded = reading.word_plans() if reading is not None else {}
     ranking = (text_plan(term, expanded) for term in read.positive_terms())
     return QueryPlan(
         root=read.root,

@@ -20,7 +20,7 @@ ordinary plan nodes, so every engine means the same thing.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from kb.query.plan import MAX_BOOSTS
@@ -126,6 +126,10 @@ class Reading(Value):
     # The query's Chinese pieces the notes use as dictionary words (None: not looked up).
     # The others would only add phrases that no note holds to every note's score.
     boosts: tuple[str, ...] | None = None
+
+    def word_plans(self) -> dict[Word, Text]:
+        """Each word's plan with every alternative: what a note must match for the word."""
+        return {r.word: _any(*r.alternatives()) for r in self.words}
 
     def reading_of(self, word: Word) -> WordReading | None:
         for reading in self.words:
@@ -536,8 +540,3 @@ def describe(text: Text) -> str:
     if isinstance(text, plan.AnyOf | plan.AllOf):
         return describe(text.children[0])
     return describe(text.child)
-
-
-def with_words(words: Sequence[WordReading]) -> dict[Word, Text]:
-    """Each word's plan with every alternative: what a note must match for the word."""
-    return {r.word: _any(*r.alternatives()) for r in words}
