@@ -69,6 +69,66 @@ def test_ruff_is_clean() -> None:
     assert result.returncode == 0, result.stdout
 
 
+def test_the_import_contracts_hold() -> None:
+    """pyproject.toml's [tool.importlinter]: the core knows nothing of its faces, the
+    faces are independent, and the layers from the facade down to parsing."""
+    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    if lint is None:
+        pytest.skip("import-linter is not installed (pip install -e '.[test]')")
+    result = subprocess.run([lint], cwd=REPO, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert result.stdout.count("KEPT") == 3
+
+
+def test_no_import_circles_between_kb_modules() -> None:
+    """Imports inside functions count; TYPE_CHECKING blocks do not. A package's
+    ``__init__`` and one of its own modules may name each other."""
+    graph: dict[str, set[str]] = {}
+    modules = {}
+    for path in KB.rglob("*.py"):
+        rel = path.relative_to(REPO).with_suffix("")
+        name = ".".join(rel.parts).removesuffix(".__init__")
+        modules[name] = path
+    for name, path in modules.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = {
+            id(inner)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for inner in ast.walk(node)
+        }
+        found = set()
+        for node in ast.walk(tree):
+            if id(node) in skip or not isinstance(node, ast.Import | ast.ImportFrom):
+                continue
+            if isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names]
+            else:
+                base = node.module or ""
+                targets = [base, *(f"{base}.{alias.name}" for alias in node.names)]
+            for written in targets:
+                target = written
+                while target and target not in modules:
+                    target = target.rpartition(".")[0]
+                if target and target != name:
+                    found.add(target)
+        graph[name] = found
+    circles = []
+    for start in graph:
+        stack, seen = [(start, (start,))], set()
+        while stack:
+            here, trail = stack.pop()
+            for nxt in graph[here]:
+                if nxt == start and len(trail) > 1:
+                    package = min(trail, key=len)
+                    if not (len(trail) == 2 and all(m.startswith(package) for m in trail)):
+                        circles.append(" -> ".join((*trail, start)))
+                elif nxt not in seen:
+                    seen.add(nxt)
+                    stack.append((nxt, (*trail, nxt)))
+    assert sorted(set(circles)) == []
+
+
 # -- contracts: the layering stated in the README's Architecture section ----------------
 
 # What the two faces may import from kb: the facade, its result types and display helpers.
@@ -87,7 +147,7 @@ _FACE_ALLOWED = (
     "kb.ingest.run",  # IngestStats
     "kb.engines.registry",  # the --engine choices
     "kb.notes.listing",  # ListedNote, the --format template
-    "kb.notes.completion",  # shell completion of notes, tags and series
+    "kb.cli.shell_completion",  # shell completion of notes, tags and series (the CLI's own)
     "kb.linebreak",  # the TUI breaks lines with it
     "kb.notes.latex",  # the TUI shows formulas as Unicode
     "kb.notes.paging",  # cursors of the assistant server's pages

@@ -13,25 +13,25 @@ if TYPE_CHECKING:
 
 
 def complete_note(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.notes.completion import complete_notes
+    from kb.cli.shell_completion import complete_notes
 
     return complete_notes(completion_kb(ctx), incomplete)
 
 
 def complete_tag(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.notes.completion import complete_terms
+    from kb.cli.shell_completion import complete_terms
 
     return complete_terms(completion_kb(ctx), "tags", incomplete)
 
 
 def complete_series(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.notes.completion import complete_terms
+    from kb.cli.shell_completion import complete_terms
 
     return complete_terms(completion_kb(ctx), "series", incomplete)
 
 
 def complete_query(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.notes.completion import complete_query
+    from kb.cli.shell_completion import complete_query
 
     return complete_query(completion_kb(ctx), incomplete)
 

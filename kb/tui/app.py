@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import work
 from textual.app import App, SuspendNotSupported
@@ -20,15 +21,15 @@ from kb.text import strip_controls
 from kb.tui.messages import IngestProgress, NotesChanged, OpenNote
 from kb.tui.widgets import plural
 
-# (note id, title, title and path) per note, and each "title  path" lower-cased.
-PaletteNotes = tuple[list[tuple[int, str, str]], list[str]]
+if TYPE_CHECKING:
+    from kb.tui.commands import PaletteNotes
 
 WATCH_SECONDS = 3.0  # the stat walk's period, where file notifications are not available
 WATCH_DEBOUNCE_MS = 400  # a burst of notifications (an editor's save) is one re-ingest
 PROGRESS_FROM = 100  # files; a refresh of fewer is over before its count could be read
 
-# The screens, dialogs and palette import KbApp (for their typed ``app``), so the app
-# imports them when it first needs them, not at the top.
+# The screens and the palette name KbApp only for their typed ``app`` (TYPE_CHECKING);
+# the app imports them when it first needs them, which keeps the first screen quick.
 
 
 def _note_commands() -> type[Provider]:

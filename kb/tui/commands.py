@@ -7,14 +7,20 @@ import heapq
 import re
 from collections.abc import Sequence
 from functools import partial
+from typing import TYPE_CHECKING, cast
 
 from textual.command import Hit, Hits, Matcher, Provider
 from textual.content import Content
 
 from kb.knowledge_base import KnowledgeBase
 from kb.text import one_line
-from kb.tui.app import KbApp, PaletteNotes
 from kb.tui.messages import OpenNote
+
+if TYPE_CHECKING:
+    from kb.tui.app import KbApp
+
+# (note id, title, title and path) per note, and each "title  path" lower-cased.
+PaletteNotes = tuple[list[tuple[int, str, str]], list[str]]
 
 
 class NoteCommands(Provider):
@@ -22,9 +28,11 @@ class NoteCommands(Provider):
 
     @property
     def kb(self) -> KnowledgeBase:
-        app = self.app
-        assert isinstance(app, KbApp)  # the palette only opens inside kb's app
-        return app.kb
+        return self.kb_app.kb
+
+    @property
+    def kb_app(self) -> KbApp:
+        return cast("KbApp", self.app)  # the palette only opens inside kb's app
 
     _loading: asyncio.Future[PaletteNotes] | None = None
 
@@ -39,8 +47,7 @@ class NoteCommands(Provider):
     def _load(self) -> PaletteNotes:
         """The notes as the palette matches them; kept by the app until an ingest changes
         the store (reading 100,000 titles takes about a second)."""
-        app = self.app
-        assert isinstance(app, KbApp)
+        app = self.kb_app
         generation = self.kb.generation()
         if app.palette_notes is not None and app.palette_notes[0] == generation:
             return app.palette_notes[1]

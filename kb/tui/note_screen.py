@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import cast
+from typing import TYPE_CHECKING, cast
 from urllib.parse import unquote
 
 from textual import getters, on, work
@@ -26,11 +26,13 @@ from kb.notes.browse import Follow, History, split_for_display
 from kb.notes.latex import render_math
 from kb.notes.views import NotePage, NoteSummary
 from kb.text import one_line, slugify, strip_controls
-from kb.tui.app import KbApp
 from kb.tui.images import IMAGE_LINK, image_file, is_remote, note_images
 from kb.tui.messages import FollowLink, NotesChanged, OpenNote
 from kb.tui.reader import Flow, Reader
 from kb.tui.widgets import ConnectionList, Finder, LinkList, breadcrumb, markdown_parser
+
+if TYPE_CHECKING:
+    from kb.tui.app import KbApp
 
 SIDE_BESIDE = 120  # columns from which the connections sit beside the note, not below it
 OUTLINE_BESIDE = 150  # columns from which the outline shows by itself (text keeps 80+)
@@ -149,7 +151,8 @@ class NoteScreen(Screen[None]):
         ),
     ]
 
-    app = getters.app(KbApp)
+    if TYPE_CHECKING:  # the app owns the screens: they name its type, never import it
+        app = getters.app(KbApp)
     breadcrumb = getters.query_one("#breadcrumb", Static)
     outline = getters.query_one("#outline", OptionList)
     document = getters.query_one("#doc", Reader)

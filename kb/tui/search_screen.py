@@ -4,6 +4,7 @@ highlighted one, and the tag tree. Core calls run in thread workers, never on th
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING
 
 from textual import getters, on, work
 from textual.app import ComposeResult
@@ -18,10 +19,12 @@ from kb.errors import KbError, StoreError
 from kb.notes.views import NoteSummary
 from kb.query.search import SearchHit, SearchResults
 from kb.text import one_line, strip_controls
-from kb.tui.app import KbApp
 from kb.tui.messages import FilterByTag, NotesChanged, OpenNote
 from kb.tui.preview import preview
 from kb.tui.widgets import ResultList, TagChip, TagTree, plural
+
+if TYPE_CHECKING:
+    from kb.tui.app import KbApp
 
 RESULTS = 30  # as you type: the engine's best 30 (ordered by its relevance tiers)
 RECENT = 50  # the empty search's list of notes
@@ -96,7 +99,8 @@ class SearchScreen(Screen[None]):
         ),
     ]
 
-    app = getters.app(KbApp)
+    if TYPE_CHECKING:  # the app owns the screens: they name its type, never import it
+        app = getters.app(KbApp)
     query_input = getters.query_one("#query", Input)
     status = getters.query_one("#status", Static)
     results = getters.query_one("#results", ResultList)
