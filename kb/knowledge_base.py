@@ -116,7 +116,7 @@ class KnowledgeBase:
         (``kb.engines.registry``) names."""
         if engine is not None and not rebuild:
             raise UsageError("--engine takes effect with --rebuild")
-        from kb.ingest.run import ingest_lock
+        from kb.ingest.lock import ingest_lock
 
         path = self.config.store_path
         check_location(path)

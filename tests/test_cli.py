@@ -76,7 +76,7 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 
 
 def test_another_ingest_running_exits_3(make_kb) -> None:
-    from kb.ingest.run import ingest_lock
+    from kb.ingest.lock import ingest_lock
 
     kb = make_kb({"a.md": "# a\n"})
     with ingest_lock(kb.config):

@@ -23,7 +23,8 @@ from click.testing import CliRunner
 
 from kb.cli import cli
 from kb.errors import IngestLocked
-from kb.ingest.run import LoadJob, ingest_lock, load_file
+from kb.ingest.load import LoadJob, load_file
+from kb.ingest.lock import ingest_lock
 from kb.ingest.walk import NoteFile
 
 PROC = Path("/proc")
@@ -265,7 +266,7 @@ def test_a_huge_sparse_file_costs_no_memory(make_kb, tmp_path: Path) -> None:
 
 
 def test_a_file_over_the_cap_is_not_read(tmp_path: Path) -> None:
-    import kb.ingest.run as ingest_module
+    import kb.ingest.load as ingest_module
 
     path = tmp_path / "n.md"
     path.write_bytes(b"x" * 10)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kb.errors import IngestLocked, NotesRootError
-from kb.ingest.run import ingest_lock
+from kb.ingest.lock import ingest_lock
 from kb.knowledge_base import KnowledgeBase
 from kb.store import NoteText
 
@@ -297,7 +297,7 @@ def test_file_over_the_size_cap_is_skipped(make_kb) -> None:
 
 
 def test_unreadable_file_is_skipped_with_the_os_error(make_kb, monkeypatch) -> None:
-    import kb.ingest.run as ingest_module
+    import kb.ingest.load as ingest_module
 
     real_read = ingest_module.read_bytes
 
@@ -381,7 +381,7 @@ def test_empty_notes_root_never_empties_the_store(make_kb, tmp_path: Path) -> No
 
 
 def test_file_deleted_while_ingest_runs(make_kb, tmp_path: Path, monkeypatch) -> None:
-    import kb.ingest.run as ingest_module
+    import kb.ingest.load as ingest_module
 
     kb = make_kb({"stays.md": "# s\n", "goes.md": "# g\n"})
     kb.ingest()
@@ -443,7 +443,7 @@ def test_lock_of_a_killed_process_does_not_block(make_kb, tmp_path: Path) -> Non
             sys.executable,
             "-c",
             "import sys, time; from kb.knowledge_base import KnowledgeBase; "
-            "from kb.ingest.run import ingest_lock; kb = KnowledgeBase.open(sys.argv[1]); "
+            "from kb.ingest.lock import ingest_lock; kb = KnowledgeBase.open(sys.argv[1]); "
             "cm = ingest_lock(kb.config); cm.__enter__(); print('locked', flush=True); "
             "time.sleep(60)",
             str(tmp_path),

@@ -137,7 +137,7 @@ async def test_a_renamed_folder_of_400_notes_while_the_app_watches(make_kb, tmp_
 WORKERS_SCRIPT = """
 import os, sys
 from pathlib import Path
-from kb.ingest.run import LoadJob, load_files
+from kb.ingest.load import LoadJob, load_files
 from kb.ingest.walk import NoteFile
 
 root = Path(sys.argv[1])
