@@ -629,7 +629,7 @@ class KnowledgeBase:
     def markdown_elsewhere(self) -> str:
         """When the roots hold no notes: where in the knowledge base's folder Markdown
         files are, and how to read them; '' when there are none."""
-        from kb.sites import describe_markdown_elsewhere, markdown_folders
+        from kb.sites.layout import describe_markdown_elsewhere, markdown_folders
 
         if any(root.path == self.home for root in self.config.roots):
             return ""

@@ -88,7 +88,7 @@ def init_knowledge_base(directory: Path, make_default: bool = False) -> InitResu
     """Create a knowledge base in ``directory``: kb.yaml with the notes roots the folder's
     layout calls for (a Hugo, Jekyll or docs site, a vault, a folder of Markdown), and
     index/. What is already there is kept; notes/ is made only when no notes exist yet."""
-    from kb.sites import detect_layout, inferred_site_hosts
+    from kb.sites.layout import detect_layout, inferred_site_hosts
 
     directory.mkdir(parents=True, exist_ok=True)
     config = directory / CONFIG_NAME

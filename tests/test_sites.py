@@ -12,7 +12,10 @@ from click.testing import CliRunner
 from kb.cli import cli
 from kb.knowledge_base import KnowledgeBase
 from kb.parse.note import parse_note
-from kb.sites import JEKYLL_STYLES, Site, detect_layout, read_site, urlize
+from kb.sites import read_site, site_urls, urlize
+from kb.sites.common import Site
+from kb.sites.jekyll import JEKYLL_STYLES
+from kb.sites.layout import detect_layout
 from tests.conftest import SHARED_CORPORA, write_notes
 
 # -- pure rules ------------------------------------------------------------------------
@@ -34,7 +37,7 @@ def test_hugo_urlize(name: str, urlized: str) -> None:
 
 
 def _urls(site: Site, rel: str, text: str) -> list[str]:
-    return site.urls(site.content / rel, parse_note(rel, text))
+    return site_urls(site, site.content / rel, parse_note(rel, text))
 
 
 HUGO = Site(

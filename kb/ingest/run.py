@@ -284,10 +284,12 @@ class Ingester:
         """The URLs the site publishes each note at, kept with its URL aliases."""
         if self.site is None:
             return
+        from kb.sites import site_urls  # loaded with find_site: only a site's ingest needs it
+
         for record in batch:
             file = self.site_links.roots[record.root] / record.rel
             own = record.parsed.url_aliases
-            own.extend(url for url in self.site.urls(file, record.parsed) if url not in own)
+            own.extend(url for url in site_urls(self.site, file, record.parsed) if url not in own)
 
     def _unindex(self, note_ids: list[int]) -> None:
         """Take stored notes' documents out of an index kept in the store, once each."""
