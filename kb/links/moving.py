@@ -18,10 +18,15 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote, unquote
 
 from kb.errors import KbError, UsageError
+
+if TYPE_CHECKING:
+    from kb.config import Config
+    from kb.notes.naming import NoteRef
+    from kb.store import Store
 
 _NAME_KINDS = frozenset({"wikilink", "embed"})
 _PATH_KINDS = frozenset({"markdown", "reference", "hugo-ref", "front-matter", "image"})
@@ -269,3 +274,90 @@ def destination_for(
     if target == source:
         raise UsageError(f"{new_path} is where the note already is")
     return target, root
+
+
+# -- the plan -----------------------------------------------------------------------------
+
+
+def plan_move(store: Store, config: Config, note: NoteRef, new_path: str) -> MovePlan:
+    """What moving ``note`` to ``new_path`` changes: the new bytes of every file that
+    links to it (and of the note, for its own relative links), and the links left as
+    they are. Reads the store and the files; writes nothing."""
+    from kb.ingest.walk import exclusion_rule  # the walk's rules, loaded only by kb mv
+    from kb.links.move_transaction import check_writable
+
+    row = store.notes.by_id(note.id)
+    if row is None:
+        raise KbError(f"{note.path} is no longer in the store")
+    root_paths = {root.name: root.path for root in config.roots}
+    source = root_paths[row.root] / row.rel
+    if source.is_symlink():
+        raise UsageError(f"{source} is a symbolic link; move the file it points to")
+    destination, root = destination_for(
+        source,
+        new_path,
+        list(root_paths.values()),
+        lambda _root, rel: exclusion_rule(rel, config),
+    )
+    wanted: dict[Path, dict[tuple[str, str], str]] = {}
+    left: list[LinkAt] = []
+    backlinks = store.links.backlinks(note.id)
+    names = {n.id: n for n in store.notes.names({b.source_id for b in backlinks})}
+    for link in backlinks:
+        name = names.get(link.source_id)
+        if name is None:
+            continue
+        file = root_paths[name.root] / name.rel
+        place = Place(file, root_paths[name.root])
+        new = new_target(link.kind, link.target, place, source, destination)
+        if new is None:
+            left.append(LinkAt(file, link.kind, link.target, link.line))
+        elif new != link.target:
+            wanted.setdefault(file, {})[(link.kind, link.target)] = new
+    moved_folder = source.parent != destination.parent
+    for own in store.links.outgoing(note.id):
+        to_itself = own.target_id == note.id
+        if own.kind in RELATIVE_KINDS and is_relative(own.target):
+            if not (moved_folder or to_itself):
+                continue
+            new = moved_own_target(own.target, source, destination)
+        elif to_itself:
+            found = new_target(own.kind, own.target, Place(destination, root), source, destination)
+            if found is None:
+                continue
+            new = found
+        else:
+            continue
+        if new != own.target:
+            wanted.setdefault(source, {})[(own.kind, own.target)] = new
+    files = []
+    for file, links in _by_real_file(wanted, list(root_paths.values())).items():
+        check_writable(file)
+        before = file.read_bytes()
+        after, edits, missing = edit_file(file, before, links, config.typed_link_keys)
+        if missing:
+            kind, target = sorted(missing)[0]
+            raise KbError(
+                f"{file}: the {kind} link to {target} is not where the last ingest "
+                "found it; run 'kb ingest' and try again (nothing was moved)"
+            )
+        if edits:
+            files.append(FileEdit(file, before, after, tuple(edits)))
+    return MovePlan(source, destination, tuple(files), tuple(left), root)
+
+
+def _by_real_file(
+    wanted: dict[Path, dict[tuple[str, str], str]], roots: list[Path]
+) -> dict[Path, dict[tuple[str, str], str]]:
+    """The edits by the file really written: a note that is a symbolic link is edited
+    where it points, when that is inside a notes root."""
+    real: dict[Path, dict[tuple[str, str], str]] = {}
+    for file, links in wanted.items():
+        target = Path(os.path.realpath(file))
+        if target != file and not any(r == target or r in target.parents for r in roots):
+            raise UsageError(
+                f"{file} is a link to {target}, outside the notes roots; kb mv does not "
+                "edit through it (nothing was moved)"
+            )
+        real.setdefault(target, {}).update(links)
+    return real
