@@ -17,7 +17,7 @@ from kb.store import Store, check_location, store_errors
 if TYPE_CHECKING:
     from kb.engines.contract import EngineEntry, SearchEngine
     from kb.ingest.run import IngestStats, ProgressCallback
-    from kb.links.check import CheckProblem, _Suggestions
+    from kb.links.check import CheckProblem, Suggestions
     from kb.links.connections import Connections, Mention, Related
     from kb.links.graph import Graph
     from kb.links.moving import MovePlan
@@ -455,12 +455,12 @@ class KnowledgeBase:
         """A link index over this thread's reader that loads only the names a lookup asks
         for (kb.store.names): it answers as one built over every note would, without
         reading every note's names first (a second at 100,000 notes)."""
-        from kb.links.resolve import _host
+        from kb.links.resolve import host_of_url
         from kb.sites import find_site, site_links
         from kb.store.names import StoreLinkIndex
 
         names = self._store.names
-        index = StoreLinkIndex(_host(self.config.site_url), self._heading_slugs, names=names)
+        index = StoreLinkIndex(host_of_url(self.config.site_url), self._heading_slugs, names=names)
         index.site = site_links(self.config, find_site(self.config))
         return index
 
@@ -702,14 +702,14 @@ class KnowledgeBase:
     @_store_errors
     def buffer_problems(self, buffer: Buffer) -> list[BufferProblem]:
         """What kb check reports for the open note, placed in its text."""
-        from kb.links.check import _link_problem
+        from kb.links.check import link_problem
         from kb.notes.buffer import buffer_problems
 
         store = self._store
         suggest = self._editor_cache("suggestions", lambda: _check_suggestions(store))
 
         def word(row: object) -> tuple[str, str]:
-            problem = _link_problem(row, store, suggest)  # type: ignore[arg-type]
+            problem = link_problem(row, store, suggest)  # type: ignore[arg-type]
             return problem.kind, problem.message
 
         path = None
@@ -853,11 +853,11 @@ def _chosen_engine(path: Path) -> str | None:
         store.close()
 
 
-def _check_suggestions(store: Store) -> _Suggestions:
+def _check_suggestions(store: Store) -> Suggestions:
     """kb check's suggestions for broken links (for kb lsp: built once per store change)."""
-    from kb.links.check import _Suggestions
+    from kb.links.check import Suggestions
 
-    return _Suggestions(store)
+    return Suggestions(store)
 
 
 def _stem_counts(names: list[NoteName]) -> dict[str, int]:

@@ -364,7 +364,7 @@ class Ingester:
     def _resolve_changed_links(
         self, written: list[NoteName], headings: Callable[[int], set[str]]
     ) -> None:
-        from kb.links.resolve import _host
+        from kb.links.resolve import host_of_url
         from kb.store.names import StoreLinkIndex, entry_hashes
 
         keys = set(self.old_link_keys)
@@ -372,7 +372,7 @@ class Ingester:
             keys.update(note.keys())
         retry = self.store.names.broken_by(self.old_lookups | entry_hashes(written))
         links = self.store.links.to_resolve(self.written_ids, keys, [*retry, *self.lost_links])
-        index = StoreLinkIndex(_host(self.config.site_url), headings, names=self.store.names)
+        index = StoreLinkIndex(host_of_url(self.config.site_url), headings, names=self.store.names)
         index.site = self.site_links
         updates = []
         broken: dict[int, set[int]] = {}

@@ -48,9 +48,9 @@ def check(store: Store, full_scan: int = _FULL_SCAN) -> list[CheckProblem]:
     problems: list[CheckProblem] = []
     rows = store.links.problems()
     broken = any(r.status == "broken" for r in rows)
-    suggest = _Suggestions(store, full_scan) if broken else None
+    suggest = Suggestions(store, full_scan) if broken else None
     for row in rows:
-        problems.append(_link_problem(row, store, suggest))
+        problems.append(link_problem(row, store, suggest))
     for paths in store.notes.duplicate_titles():
         for path in paths:
             others = ", ".join(p for p in paths if p != path)
@@ -65,7 +65,7 @@ def check(store: Store, full_scan: int = _FULL_SCAN) -> list[CheckProblem]:
     return problems
 
 
-def _link_problem(row: LinkProblemRow, store: Store, suggest: _Suggestions | None) -> CheckProblem:
+def link_problem(row: LinkProblemRow, store: Store, suggest: Suggestions | None) -> CheckProblem:
     anchor = link_anchor(row.target, row.anchor, row.kind)
     target = shown_target(row.target, row.anchor, row.kind)
     if row.status == "broken":
@@ -106,7 +106,7 @@ def shown_target(target: str, anchor: str, kind: str) -> str:
     return unquote(written) + (f"#{anchor}" if anchor else "")
 
 
-class _Suggestions:
+class Suggestions:
     """The notes a broken link most likely meant: close in name, path or site URL.
 
     Each distinct target is scored once. Over a small collection every name is scored;

@@ -53,9 +53,9 @@ class NoteName(NamedTuple):
         note changes, links that looked up any key it had or has are resolved again."""
         keys = {f"name:{fold(self.stem)}", f"name:{fold(self.title)}"}
         keys.update(f"name:{fold(a)}" for a in self.aliases)
-        path_key = _path_key(self.rel)
-        keys.add(f"path:{self.root}:{path_key}")
-        parts = fold(path_key).split("/")
+        own_key = path_key(self.rel)
+        keys.add(f"path:{self.root}:{own_key}")
+        parts = fold(own_key).split("/")
         keys.update(f"suffix:{'/'.join(parts[i:])}" for i in range(len(parts) - 1))
         keys.add(f"url:{site_path(self.rel)}")
         if posixpath.basename(self.rel) in _INDEX_NAMES:
@@ -116,7 +116,7 @@ def site_path(url_or_path: str) -> str:
     return path.lower()
 
 
-def _path_key(rel: str) -> str:
+def path_key(rel: str) -> str:
     for suffix in (*NOTE_SUFFIXES, *_PAGE_SUFFIXES):
         if rel.lower().endswith(suffix):
             return rel[: -len(suffix)].rstrip("/")
@@ -165,7 +165,7 @@ class LinkIndex:
         headings: Callable[[int], set[str]] | None = None,
         site: SiteLinks | None = None,
     ) -> LinkIndex:
-        index = cls(_host(site_url), headings)
+        index = cls(host_of_url(site_url), headings)
         index.site = site or SiteLinks()
         for note in sorted(notes, key=lambda n: n.rel):
             index.notes[note.id] = note
@@ -296,7 +296,7 @@ class LinkIndex:
             if rel.startswith("../") or rel == "..":
                 continue
             rel = "" if rel == "." else rel
-            first_key = first_key or f"path:{source.root}:{_path_key(rel)}"
+            first_key = first_key or f"path:{source.root}:{path_key(rel)}"
             for candidate in _file_candidates(rel, decoded.endswith("/")):
                 note_id = self.by_rel.get((source.root, candidate))
                 if note_id is not None:
@@ -340,7 +340,7 @@ class LinkIndex:
         for candidate in _file_candidates(rel, decoded.endswith("/")):
             note_id = self.by_rel.get((name, candidate))
             if note_id is not None:
-                return Resolution(note_id, "resolved", f"path:{name}:{_path_key(rel)}")
+                return Resolution(note_id, "resolved", f"path:{name}:{path_key(rel)}")
         return None
 
     def _by_name(self, target: str, source: NoteName) -> Resolution:
@@ -368,7 +368,7 @@ class LinkIndex:
             n.id
             for n in self.notes.values()
             if n.root == root
-            and (fold(_path_key(n.rel)) == wanted or fold(_path_key(n.rel)).endswith("/" + wanted))
+            and (fold(path_key(n.rel)) == wanted or fold(path_key(n.rel)).endswith("/" + wanted))
         ]
 
     def _resolve_url(self, target: str, anchor: str, source: NoteName) -> Resolution:
@@ -468,7 +468,7 @@ def _exists(path: Path) -> bool:
         return False
 
 
-def _host(site_url: str) -> str:
+def host_of_url(site_url: str) -> str:
     if not site_url:
         return ""
     parts = urlsplit(site_url if "://" in site_url else f"https://{site_url}")

@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
-from kb.links.resolve import LinkIndex, NoteName, _path_key, fold, site_path
+from kb.links.resolve import LinkIndex, NoteName, fold, path_key, site_path
 from kb.store.links import key_hash
 
 # LinkIndex tables that keep one note per key (the first by path); the others keep a list.
@@ -37,7 +37,7 @@ def lookup_entries(note: NoteName) -> set[tuple[str, Hashable]]:
     entries.update(("by_url", site_path(url)) for url in note.url_aliases)
     if note.slug:
         entries.add(("by_slug", fold(note.slug)))
-    parts = fold(_path_key(note.rel)).split("/")
+    parts = fold(path_key(note.rel)).split("/")
     entries.update((_SUFFIX, (note.root, "/".join(parts[i:]))) for i in range(len(parts) - 1))
     return entries
 
