@@ -103,7 +103,7 @@ def test_the_app_on_400_notes_without_an_index_then_a_burst_of_500(tmp_path: Pat
         terminal.wait_for("笔记 123")
         terminal.send("C-u")
         terminal.send("checkout")  # nothing holds it yet
-        terminal.wait_for("checkout  ")
+        terminal.wait_for("checkout  ", timeout=60)  # a loaded machine: the app may still be busy
         terminal.wait_for("\n 0 notes")
         for i in range(500):  # 100 new notes, 400 rewritten
             (notes / f"n{i:03}.md").write_text(f"# 笔记 {i}\n\ncheckout\n", encoding="utf-8")

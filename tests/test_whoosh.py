@@ -125,7 +125,7 @@ def test_killed_between_store_and_index_commit_catches_up(tmp_path: Path) -> Non
     (tmp_path / "notes" / "life" / "reading-list.md").unlink()
     killer = (
         "import os, signal, sys\n"
-        "from kb.engines.contract import whoosh\n"
+        "from kb.engines import whoosh\n"
         "whoosh.WhooshIndex.sync = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
         "from kb.knowledge_base import KnowledgeBase\n"
         f"KnowledgeBase.open({str(tmp_path)!r}).ingest()\n"
