@@ -219,3 +219,23 @@ def test_the_first_schema_as_an_early_kb_made_it_is_started_over(make_kb) -> Non
     )
     assert run(kb, "ingest").exit_code == 0
     assert found(kb, "skiplist") == ["redis.md"]
+
+
+def test_a_missing_search_index_table_is_damage_not_no_match(make_kb) -> None:
+    import sqlite3
+
+    from tests.conftest import run_cli
+
+    kb = make_kb({"a.md": "# Redis\n\nredis zset\n"})
+    kb.ingest()
+    kb.close()
+    from kb.engines.fts5 import TABLE
+
+    with sqlite3.connect(kb.config.store_path) as conn:
+        conn.execute(f"DROP TABLE {TABLE}")
+    result = run_cli(kb, "search", "redis")
+    assert result.exit_code == 1
+    assert "damaged" in result.stderr
+    assert "kb ingest --rebuild" in result.stderr
+    assert run_cli(kb, "ingest", "--rebuild").exit_code == 0
+    assert "a.md" in run_cli(kb, "search", "redis").stdout

@@ -22,6 +22,7 @@ from kb.engines.contract import (
     index_tokens,
     more_like_this,
 )
+from kb.errors import StoreError
 from kb.ingest.documents import SearchDocument
 from kb.query import plan
 from kb.query.plan import (
@@ -220,8 +221,18 @@ class Fts5Engine:
             return self._search_general(planned, limit)
         except sqlite3.OperationalError as exc:
             if "no such table" in str(exc):
+                self._missing_index()
                 return []
             raise
+
+    def _missing_index(self) -> None:
+        """No index table: right for a store with no notes yet; with notes, it is damaged
+        (the answer would be "no notes match", which is not true)."""
+        has_notes = self.conn.execute("SELECT EXISTS (SELECT 1 FROM notes)").fetchone()[0]
+        if has_notes:
+            raise StoreError(
+                "the store is damaged: its search index table is missing; run 'kb ingest --rebuild'"
+            )
 
     def _search_text(self, planned: QueryPlan, required: str, limit: int) -> list[EngineHit]:
         """Words, phrases and title filters only: one FTS5 query ranks and limits."""
@@ -283,6 +294,7 @@ class Fts5Engine:
             ).fetchone()
         except sqlite3.OperationalError as exc:
             if "no such table" in str(exc):
+                self._missing_index()
                 return 0
             raise
         return int(found)
