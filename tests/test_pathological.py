@@ -26,7 +26,11 @@ MB = 1 << 20
 PLAIN = "kept as plain text"
 FRONT_MATTER_IGNORED = "front matter has"
 NESTED = "front matter is nested too deeply; ignored"
-SECONDS = 3.0
+# CPU seconds. The cases of issue 9 took 45 s to hours; the slowest case here parses in
+# about 1.5 s on an idle machine (markdown-it stops autocompleting a table at 65,536
+# cells) and took 3.1 s on a loaded 2-core CI. The bound tells bounded from unbounded;
+# how fast parsing is lives in benchmarks/.
+SECONDS = 10.0
 
 
 def _links(count: int) -> str:
