@@ -1,7 +1,7 @@
 """``kb help TOPIC``: sections of the README, shipped in the package so they work offline.
 
 The ``*.md`` files here are copies of README sections, made by ``python -m kb.help`` and
-checked against the README by ``tests/test_cli_help.py``, so the two never drift.
+checked against the README by ``tests/contracts/test_cli_help.py``, so the two never drift.
 """
 
 from __future__ import annotations

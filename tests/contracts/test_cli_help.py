@@ -129,8 +129,8 @@ _NOT_RUN_HERE = {
     "kb init ~/notes --default",
     'kb new "Redis 学习笔记"',
     "kb edit redis-study",
-    "kb lsp",  # servers: they answer on stdin until the client leaves (tests/test_lsp*.py)
-    "kb mcp",  # (tests/test_mcp*.py)
+    "kb lsp",  # servers: they answer on stdin until the client leaves (test_lsp*.py)
+    "kb mcp",  # (test_mcp*.py)
 }
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from kb.engines.whoosh import available as whoosh_available
 from kb.knowledge_base import KnowledgeBase
-from tests.conftest import SAMPLE_NOTES, SHARED_CORPORA
+from tests.conftest import REPO, SAMPLE_NOTES, SHARED_CORPORA
 
 pytestmark = [
     pytest.mark.slow,
@@ -20,9 +20,7 @@ pytestmark = [
 ]
 
 QUERIES = json.loads(
-    (Path(__file__).parent.parent / "benchmarks" / "relevance" / "queries.json").read_text(
-        encoding="utf-8"
-    )
+    (REPO / "benchmarks" / "relevance" / "queries.json").read_text(encoding="utf-8")
 )
 SOURCES = {"notes": SAMPLE_NOTES, "advanced-java-zh": SHARED_CORPORA / "advanced-java-zh"}
 

@@ -1,7 +1,7 @@
 """SVG snapshots of the main screens at 80x24 and 120x40 (pytest-textual-snapshot): the
 search, a long mixed Chinese/English note with a table, a formula and code, and the help.
 
-Update them after a deliberate change with `pytest tests/test_snapshots.py --snapshot-update`
+Update them after a deliberate change with `pytest tests/tui/test_snapshots.py --snapshot-update`
 and look at the SVGs before committing.
 """
 
@@ -16,10 +16,10 @@ from textual.widgets import Input
 
 from kb.knowledge_base import KnowledgeBase
 from kb.tui.app import make_app
-from tests.conftest import SAMPLE_NOTES
-from tests.test_tui import settle
+from tests.conftest import FIXTURES, SAMPLE_NOTES
+from tests.tui.pilot import settle
 
-MIXED_NOTE_FILE = Path(__file__).parent / "fixtures" / "mixed-note.md"
+MIXED_NOTE_FILE = FIXTURES / "mixed-note.md"
 
 SIZES = [(80, 24), (120, 40)]
 

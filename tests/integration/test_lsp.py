@@ -22,8 +22,8 @@ from pygls.lsp.client import LanguageClient
 from pygls.uris import from_fs_path
 
 from kb.knowledge_base import KnowledgeBase
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 

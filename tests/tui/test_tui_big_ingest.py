@@ -20,7 +20,7 @@ from textual.widgets import Static
 from kb.knowledge_base import KnowledgeBase
 from kb.tui.app import KbApp, make_app
 from kb.tui.messages import IngestProgress
-from tests.test_tui import result_titles, search, settle, wait_for
+from tests.tui.pilot import result_titles, search, settle, wait_for
 
 PROC = Path("/proc")
 

@@ -1,5 +1,6 @@
 """kb mcp's server in this process, through the SDK's in-memory Client: the quick tier's
-look at the tools (tests/test_mcp.py drives the real process over stdio, marked slow)."""
+look at the tools (tests/integration/test_mcp.py drives the real process over stdio, marked
+slow)."""
 
 from __future__ import annotations
 

@@ -212,7 +212,7 @@ def test_edit_with_a_bad_editor_is_one_line(make_kb, monkeypatch, case) -> None:
 
 
 async def settle(app, pilot) -> None:
-    from tests.test_tui import settle as settle_app
+    from tests.tui.pilot import settle as settle_app
 
     await settle_app(app, pilot)
 
@@ -224,7 +224,8 @@ def notifications(app) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.parametrize("case", list(BAD_EDITORS))
 async def test_the_apps_edit_key_with_a_bad_editor_notifies(make_kb, monkeypatch, case) -> None:
-    from tests.test_tui import make_app, open_note
+    from kb.tui.app import make_app
+    from tests.tui.pilot import open_note
 
     value, words = BAD_EDITORS[case]
     use_editor(monkeypatch, value)
@@ -248,7 +249,8 @@ async def test_the_app_comes_back_from_an_editor_that_fails_in_a_terminal(
     """In a terminal the app steps aside for the editor (App.suspend), and Textual takes it
     back only when the block ends normally: an editor failing in it left a blank screen
     that no key redrew."""
-    from tests.test_tui import make_app, open_note
+    from kb.tui.app import make_app
+    from tests.tui.pilot import open_note
 
     value, words = BAD_EDITORS[case]
     use_editor(monkeypatch, value)
@@ -277,7 +279,8 @@ async def test_the_app_comes_back_from_an_editor_that_fails_in_a_terminal(
 
 @pytest.mark.slow
 async def test_the_apps_new_note_with_a_bad_editor_keeps_and_shows_it(make_kb, monkeypatch) -> None:
-    from tests.test_tui import current_title, make_app, search
+    from kb.tui.app import make_app
+    from tests.tui.pilot import current_title, search
 
     use_editor(monkeypatch, "code --wait '")
     kb = make_kb({"redis.md": "# Redis\n"})

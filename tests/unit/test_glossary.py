@@ -14,8 +14,9 @@ from kb.cli import cli
 from kb.config import load_config
 from kb.errors import KbError
 from kb.query.glossary import load_glossary, parse_glossary, shipped_groups
+from tests.conftest import REPO
 
-SHIPPED = Path(__file__).resolve().parent.parent / "kb" / "data" / "glossary.tsv"
+SHIPPED = REPO / "kb" / "data" / "glossary.tsv"
 _CJK = re.compile(r"[\u3400-\u9fff]")
 _LATIN = re.compile(r"[A-Za-z]")
 

@@ -20,8 +20,8 @@ from kb.links.resolve import LinkIndex, NoteName
 from kb.parse.note import parse_note
 from kb.store import Store
 from kb.store.names import lookup_entries
-from tests import test_consistency as consistency
 from tests.conftest import SAMPLE_NOTES
+from tests.integration import test_consistency as consistency
 
 
 def _write_collection(root: Path, count: int) -> None:

@@ -14,7 +14,8 @@ from types import ModuleType
 
 import pytest
 
-REPO = Path(__file__).resolve().parent.parent
+from tests.conftest import REPO
+
 SCRIPT = REPO / "benchmarks" / "bench_relevance.py"
 
 
