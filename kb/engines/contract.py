@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from kb.query.syntax import Query
     from kb.store import Store
 
-Related = tuple[int, float, list[str]]  # another note, its score 0..1, the words shared
+# A note like another, as an engine finds it: its id, a score 0..1, the words the two share.
+# kb.links.related turns these into Related notes with a reason a reader can check.
+SimilarNote = tuple[int, float, list[str]]
 
 
 class EngineHit(NamedTuple):
@@ -51,7 +53,7 @@ class SearchEngine(Protocol):
 
     def more_like_this(
         self, note_id: int, document: SearchDocument, limit: int = 30
-    ) -> list[Related]:
+    ) -> list[SimilarNote]:
         """Notes sharing the document's most distinctive words, best first (see the
         module function ``more_like_this``, which engines call with their lookups)."""
         ...
@@ -135,7 +137,7 @@ def more_like_this(
     frequency: Callable[[str, int], int],
     holders: Callable[[str], Iterable[int]],
     limit: int,
-) -> list[Related]:
+) -> list[SimilarNote]:
     """Notes sharing a note's most distinctive words, scored 0..1 (the share of the note's
     word weight, tf-idf, that the other holds), with the words shared, weightiest first.
 

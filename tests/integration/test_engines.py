@@ -40,7 +40,8 @@ def test_unknown_engine_in_settings(make_kb: Callable[..., KnowledgeBase]) -> No
 
 
 def test_cli_engine_choices_come_from_the_registry() -> None:
-    ingest = cli.commands["ingest"]
+    ingest = cli.get_command(click.Context(cli), "ingest")  # commands load lazily
+    assert ingest is not None
     option = next(p for p in ingest.params if p.name == "engine")
     assert isinstance(option.type, click.Choice)
     assert list(option.type.choices) == engine_names()
