@@ -51,7 +51,10 @@ def show_rendered(render: Callable[[Console], None], *, pager: bool = True) -> N
     from rich.console import Console  # rich: only the commands that render load it
 
     break_lines_the_kb_way()
-    console = Console(color_system="auto" if use_color() else None, highlight=False)
+    color = use_color()
+    # Only a terminal comes here (each command asks stdout_is_terminal first); the console
+    # is told so, as it is told whether to colour (--color, NO_COLOR).
+    console = Console(color_system="auto" if color else None, force_terminal=color, highlight=False)
     with console.capture() as captured:
         render(console)
     text = captured.get()

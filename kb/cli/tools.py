@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kb.cli import pager
 from kb.cli.output import open_kb
-from kb.cli.pager import show_rendered, stdout_is_terminal
 from kb.errors import KbError
 from kb.help import TOPICS, page, topic_named
 
@@ -116,7 +116,7 @@ def help_command(topic: str | None, no_pager: bool) -> None:
             f"{topic!r} is no topic; choose from {', '.join(TOPICS)}", param_hint="'TOPIC'"
         )
     text = page(chosen).rstrip("\n")
-    if no_pager or not stdout_is_terminal():
+    if no_pager or not pager.stdout_is_terminal():
         click.echo(text)
         return
 
@@ -125,4 +125,4 @@ def help_command(topic: str | None, no_pager: bool) -> None:
 
         console.print(Markdown(text, hyperlinks=False))
 
-    show_rendered(render)
+    pager.show_rendered(render)
