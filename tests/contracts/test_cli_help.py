@@ -199,6 +199,18 @@ def test_the_readmes_search_output_is_what_kb_prints(bundled: Path) -> None:
 
 
 @pytest.mark.slow
+def test_the_readmes_check_and_links_output_is_what_kb_prints(bundled: Path) -> None:
+    """The tour's `kb check` is the whole output, and each line of its `kb links` (where
+    `…` marks what was left out) is a line kb prints."""
+    block = README.split("$ kb check\n", 1)[1].split("```", 1)[0]
+    assert _shell("kb check", bundled).stdout == block
+    block = README.split('$ kb links "Redis 学习笔记" -n 3\n', 1)[1].split("```", 1)[0]
+    printed = _shell('kb links "Redis 学习笔记" -n 3', bundled).stdout.splitlines()
+    shown = [line for line in block.splitlines() if line.strip() not in ("", "…")]
+    assert len(shown) > 10 and all(line in printed for line in shown)
+
+
+@pytest.mark.slow
 def test_every_query_in_the_query_table_runs(bundled: Path) -> None:
     queries = _query_table_examples()
     assert "roofline OR 带宽" in queries and "tag:cs336" in queries
