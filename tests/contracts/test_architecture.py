@@ -159,6 +159,7 @@ _FACE_ALLOWED = (
     "kb.links.resolve",  # fold: names compared as the naming rule compares them
     "kb.models",  # Link, Heading: what the parser returns
     "kb.parse.decode",  # a file on disk read as ingest reads it
+    "kb.help",  # the pages `kb help` prints (copies of docs/) and their topics
 )
 _SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE FROM|CREATE (TABLE|INDEX|VIRTUAL)|PRAGMA)\b")
 

@@ -293,10 +293,9 @@ def test_the_cli_reports_a_wrong_synonyms_shape_in_one_line(tmp_path: Path) -> N
     assert "Traceback" not in result.output
 
 
-def test_the_readme_example_means_what_it_says(tmp_path: Path) -> None:
-    readme = (SHIPPED.parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Configuration", 1)[1]
-    example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+def test_the_configuration_pages_example_means_what_it_says(tmp_path: Path) -> None:
+    page = (SHIPPED.parents[2] / "docs" / "configuration.md").read_text(encoding="utf-8")
+    example = page.split("```yaml\n", 1)[1].split("```", 1)[0]
     (tmp_path / "kb.yaml").write_text(example, encoding="utf-8")
     synonyms = load_config(tmp_path).synonyms
     assert synonyms == {"推理": ("inference", "serving"), "算子": ()}
