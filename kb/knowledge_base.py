@@ -142,12 +142,12 @@ class KnowledgeBase:
     def _embed(self, path: Path, stats: IngestStats, progress: ProgressCallback | None) -> None:
         """After the words are committed: embed the notes that changed for search by
         meaning (kb/meaning), each batch committed, so a search never waits for it."""
-        from kb.meaning.embedder import EmbedderError, read_choice
+        from kb.meaning.embedder import EmbedderError, configured
         from kb.models import Problem
 
         settings = str(self.config.home / "kb.yaml")
         try:
-            choice = read_choice(self.config.raw.get("semantic"))
+            choice = configured(self.config.raw)
             if choice is None:
                 return
             from kb.meaning.hybrid import Meaning
@@ -286,9 +286,12 @@ class KnowledgeBase:
     def meaning(self) -> Meaning | None:
         """Search by meaning as kb.yaml's ``semantic:`` sets it (kb/meaning), or None: off,
         or its package not installed. Finding that out imports no numpy."""
-        from kb.meaning.embedder import read_choice
+        from kb.meaning.embedder import EmbedderError, configured
 
-        choice = read_choice(self.config.raw.get("semantic"))
+        try:
+            choice = configured(self.config.raw)
+        except EmbedderError:  # kb ingest says what is wrong; a search keeps the words
+            return None
         if choice is None:
             return None
         from kb.meaning.hybrid import Meaning

@@ -101,6 +101,15 @@ class Choice:
         return f"{self.backend}:{self.model}" if self.model else self.backend
 
 
+def configured(raw: dict[str, Any]) -> Choice | None:
+    """The choice for a knowledge base: ``KB_SEMANTIC`` in the environment (one search or
+    one test run: ``KB_SEMANTIC=off``) over kb.yaml's ``semantic:``."""
+    import os
+
+    value = os.environ.get("KB_SEMANTIC")
+    return read_choice(value if value else raw.get("semantic"))
+
+
 def read_choice(value: Any) -> Choice | None:
     """kb.yaml's ``semantic:`` read: None for off; ``auto`` (unset) is the default model
     when its package is installed, else off. Raises EmbedderError for a backend kb does

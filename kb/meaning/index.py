@@ -88,13 +88,15 @@ def embed_pending(
         vectors = _embed(embedder, notes, stats)
         with store.transaction():
             for (note, _path, _title, passages), rows in zip(notes, vectors, strict=True):
+                # A note the embedder failed on keeps no passages (its words stay).
                 packed = pack(rows) if rows is not None and len(rows) else []
+                kept = zip(passages, packed, strict=True) if rows is not None else iter(())
                 store.vectors.replace(
                     note.note_id,
                     note.hash,
                     [
                         PassageRow(note.note_id, p.position, p.start, p.end, p.heading, blob)
-                        for p, blob in zip(passages, packed, strict=True)
+                        for p, blob in kept
                     ],
                     failed=rows is None,
                 )
