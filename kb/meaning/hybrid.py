@@ -79,17 +79,26 @@ def words_decide(reading: Reading, question: bool = False) -> bool:
     return any(_IDENTIFIER.search(word.word.text) for word in reading.words)
 
 
-def weak_words(text: str, reading: Reading, strict: int, page: int) -> str | None:
-    """Why the words are weak for this query (None: they decide)."""
+def weak_words(
+    text: str, reading: Reading, order: Sequence[Ranked], strict: int, page: int
+) -> str | None:
+    """Why the words are weak for this query (None: they decide).
+
+    ``question``, ``unheld`` (a word no note holds as typed: only a partner, or nothing)
+    let meaning join the ranking fully; ``few`` (fewer notes hold every word than the
+    page shows, or none does though each word has holders) keeps the words' order and
+    lets meaning add what it finds after it."""
     question = is_question(text)
     if words_decide(reading, question):
         return None
     if question:
         return "question"
-    if strict == 0:
-        return "no note holds every word"
+    labels = [r.shown_as or r.word.text for r in reading.words]
+    held = {label for item in order for label in item[2]}
+    if any(label not in held for label in labels):
+        return "unheld"
     if strict < page:
-        return "few notes hold every word"
+        return "few"
     return None
 
 
@@ -104,7 +113,7 @@ def blend(
 ) -> tuple[list[Ranked], dict[int, Found], int]:
     """The ranking with meaning joined where the words are weak; the hits found by meaning
     (with their passage); how many notes have no vectors yet."""
-    why = weak_words(text, reading, strict, page)
+    why = weak_words(text, reading, order, strict, page)
     if why is None or not store.vectors.exist():
         return list(order), {}, 0
     from kb.meaning.index import vector_index  # numpy: only when meaning joins
@@ -126,18 +135,18 @@ def blend(
         first = store.notes.titles_and_sizes([order[0][0]]).get(order[0][0])
         if first and first[0].casefold() == title_key:
             pinned.add(order[0][0])
-    # Where some notes hold every word but fewer than a page, they stay first: meaning
-    # orders what follows them.
-    keep_first = why == "few notes hold every word"
-    held_all = {item[0] for item in order[:strict]} if keep_first else set()
+    # Where every word has holders, the words' order stands: meaning adds after it.
+    kept = lexical if why == "few" else {}
 
-    def fused(note_id: int) -> tuple[int, int, float]:
+    def fused(note_id: int) -> tuple[bool, bool, float]:
+        if note_id in kept:
+            return (note_id not in pinned, False, float(kept[note_id]))
         score = 0.0
         if note_id in lexical:
             score += 1.0 / (RRF_K + lexical[note_id])
         if note_id in by_meaning:
             score += MEANING_WEIGHT / (RRF_K + by_meaning[note_id])
-        return (note_id not in pinned, note_id not in held_all, -score)
+        return (note_id not in pinned, True, -score)
 
     items: dict[int, Ranked] = {item[0]: item for item in order}
     found: dict[int, Found] = {}
