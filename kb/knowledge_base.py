@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from kb.links.moving import MovePlan
     from kb.links.resolve import LinkIndex, NoteName
     from kb.locations import InitResult
+    from kb.meaning.hybrid import Meaning
     from kb.notes.browse import Follow
     from kb.notes.buffer import Buffer, BufferProblem, LinkPlace, NoteCard
     from kb.notes.editor import RankedNote
@@ -126,15 +127,49 @@ class KnowledgeBase:
                 try:
                     _remove_database(_beside(path))  # left by a rebuild that was killed
                     if rebuild:
-                        return self._rebuild(progress, engine)
-                    # Readers need not reopen: WAL readers see the commit on their next
-                    # read, and the caches are keyed by the store's generation.
-                    return self._ingest_locked(path, paths, False, progress, None)
+                        stats = self._rebuild(progress, engine)
+                    else:
+                        # Readers need not reopen: WAL readers see the commit on their next
+                        # read, and the caches are keyed by the store's generation.
+                        stats = self._ingest_locked(path, paths, False, progress, None)
+                    self._embed(path, stats, progress)
+                    return stats
                 finally:
                     if rebuild:  # readers opened meanwhile hold the store it replaced
                         self._reset_readers()
         except OSError as exc:
             raise StoreError(os_error_message(exc)) from exc
+
+    def _embed(self, path: Path, stats: IngestStats, progress: ProgressCallback | None) -> None:
+        """After the words are committed: embed the notes that changed for search by
+        meaning (kb/meaning), each batch committed, so a search never waits for it."""
+        from kb.meaning.embedder import EmbedderError, configured
+        from kb.models import Problem
+
+        settings = str(self.config.home / "kb.yaml")
+        try:
+            choice = configured(self.config.raw)
+            if choice is None:
+                return
+            from kb.meaning.hybrid import Meaning
+            from kb.meaning.index import embed_pending
+
+            store = Store.open(path, create=True)
+            try:
+                with store_errors(path):
+                    done = embed_pending(store, Meaning(choice).embedder(), progress)
+            finally:
+                store.close()
+        except EmbedderError as exc:
+            stats.problems.append((settings, Problem("meaning", str(exc))))
+            stats.warnings += 1
+            return
+        stats.embedded = done.notes
+        stats.embed_seconds = done.seconds
+        for note, why in done.failed:
+            message = f"search by meaning skips this note (the embedder failed: {why})"
+            stats.problems.append((note, Problem("meaning", message)))
+            stats.warnings += 1
 
     def _rebuild(self, progress: ProgressCallback | None, engine: str | None) -> IngestStats:
         """Build a new store beside the old one and swap it in only when it is complete:
@@ -222,13 +257,19 @@ class KnowledgeBase:
 
     @_store_errors
     def search(
-        self, text: str, limit: int = 20, prefix: bool = False, exact: bool = False
+        self,
+        text: str,
+        limit: int = 20,
+        prefix: bool = False,
+        exact: bool = False,
+        lexical: bool = False,
     ) -> SearchResults:
         """Search the notes with kb's query language.
 
         With ``prefix`` (search as you type) an unfinished last word of 3 or more
         characters counts as a prefix. ``exact`` turns off typos, partial words, stems
-        and the glossary. Raises QuerySyntaxError for bad syntax.
+        and the glossary; ``exact`` or ``lexical`` leave meaning out (kb/meaning). Raises
+        QuerySyntaxError for bad syntax.
         """
         from kb.query.search import run_search
 
@@ -240,7 +281,23 @@ class KnowledgeBase:
             prefix_last=prefix,
             exact=exact,
             glossary=None if exact else self.glossary(),
+            meaning=None if exact or lexical or prefix else self.meaning(),
         )
+
+    def meaning(self) -> Meaning | None:
+        """Search by meaning as kb.yaml's ``semantic:`` sets it (kb/meaning), or None: off,
+        or its package not installed. Finding that out imports no numpy."""
+        from kb.meaning.embedder import EmbedderError, configured
+
+        try:
+            choice = configured(self.config.raw)
+        except EmbedderError:  # kb ingest says what is wrong; a search keeps the words
+            return None
+        if choice is None:
+            return None
+        from kb.meaning.hybrid import Meaning
+
+        return Meaning(choice)
 
     def glossary(self) -> Glossary:
         """The shipped Chinese↔English glossary with kb.yaml's ``synonyms:``, loaded once."""

@@ -44,6 +44,9 @@ def isolated_user_dirs(
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.delenv("KB_HOME", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
+    # Search by meaning is on wherever its extra is installed; the tests that are about it
+    # (tests/test_meaning*.py) turn it on themselves, the others measure the words alone.
+    monkeypatch.setenv("KB_SEMANTIC", "off")
     return home
 
 

@@ -22,6 +22,7 @@ from kb.store import Store
 from kb.text import clean_line, json_text
 
 if TYPE_CHECKING:
+    from kb.meaning.hybrid import Found, Meaning
     from kb.query.glossary import Glossary
 
 DEFAULT_LIMIT = 20
@@ -41,6 +42,7 @@ class SearchHit(NamedTuple):
     score: float
     matched: list[str]  # the query's words this note holds (as typed, or as corrected)
     missing: list[str]  # the words it lacks: only when too few notes hold them all
+    near: str = ""  # found by meaning: the passage nearest the query (kb/meaning)
 
     def as_json(self) -> dict[str, object]:
         data = self._asdict()
@@ -83,6 +85,7 @@ def run_search(
     prefix_last: bool = False,
     exact: bool = False,
     glossary: Glossary | None = None,
+    meaning: Meaning | None = None,
 ) -> SearchResults:
     """Search ``text`` (kb's query language). Raises QuerySyntaxError on bad syntax.
 
@@ -111,6 +114,13 @@ def run_search(
         loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
     order = _order(store, engine, reading, planned, strict, loose, facts)
+    found: dict[int, Found] = {}
+    if meaning is not None and not exact:
+        from kb.meaning.hybrid import blend  # cheap; numpy only if the words are weak
+
+        order, found, behind = blend(meaning, store, text, reading, order, len(strict), limit)
+        if behind:
+            results.notices.append(f"meaning is not yet available for {behind} notes")
     patterns = reading_patterns(reading)
     for note_id, score, held, missing in order[:limit]:
         row = store.notes.by_id(note_id)
@@ -118,6 +128,9 @@ def run_search(
             continue
         title = clean_line(row.title)
         snippet, spans = make_snippet(row.text or row.summary or "", patterns, code=row.code)
+        near = found.get(note_id)
+        if near is not None:
+            snippet, spans = clean_line(near.passage), []
         matched = held
         if any(_OTHER_FORM in label for label in held):
             whole_text = "\n".join((row.title, row.text, row.code))
@@ -137,6 +150,7 @@ def run_search(
                 score=score,
                 matched=matched,
                 missing=missing,
+                near=near.passage if near is not None else "",
             )
         )
     results.relaxed = any(hit.missing for hit in results.hits)

@@ -84,7 +84,7 @@ def truncate(path: Path) -> None:
 DAMAGED = {
     # The user_version field is bytes 60-63 of the header: a flipped byte made
     # "written by a newer kb (schema 16711685); upgrade kb".
-    "a flipped byte of the schema number": (flip(61), "schema number 16711685"),
+    "a flipped byte of the schema number": (flip(61), f"schema number {0xFF0000 + SCHEMA_VERSION}"),
     "a schema number no kb writes": (sql("PRAGMA user_version = 123456"), "schema number"),
     "a negative schema number": (sql("PRAGMA user_version = -3"), "schema number -3"),
     # Was "from an older kb: run 'kb ingest' to upgrade it", and that ingest then failed.
@@ -170,11 +170,14 @@ def test_every_header_byte_flipped_answers_truly_or_names_the_rebuild(
 
 # Each schema kb has had, made from today's store by taking back what each later step
 # added (the steps are MIGRATIONS in kb/store/schema.py; the shapes are in git history).
-_TO_4 = "DROP INDEX notes_changed; DROP INDEX notes_date; CREATE INDEX notes_date ON notes(date);"
+_TO_5 = "DROP TABLE passages; DROP TABLE embedded;"
+_TO_4 = _TO_5 + (
+    "DROP INDEX notes_changed; DROP INDEX notes_date; CREATE INDEX notes_date ON notes(date);"
+)
 _TO_3 = _TO_4 + "DROP INDEX links_missing_file;"
 _TO_2 = _TO_3 + "DROP TABLE link_lookups; DROP TABLE name_keys; DROP INDEX links_new;"
 _TO_1 = _TO_2 + "DELETE FROM meta WHERE key = 'store_id';"
-OLDER = {1: _TO_1, 2: _TO_2, 3: _TO_3, 4: _TO_4}
+OLDER = {1: _TO_1, 2: _TO_2, 3: _TO_3, 4: _TO_4, 5: _TO_5}
 STARTED_OVER = {1, 2}  # the steps to 2 and 3 start over: the notes are read again
 
 

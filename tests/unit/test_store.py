@@ -384,7 +384,7 @@ def test_a_version_4_store_keeps_its_notes_and_gains_the_order_indexes(
     )
     old.close()
     store = Store.open(path)
-    assert store.version == 5
+    assert store.version == 6  # and on to schema 6 (the vectors of kb/meaning)
     assert [row.path for row in store.notes.recent(5)] == ["a.md", "b.md"]  # undated last
     plan = store.conn.execute(
         "EXPLAIN QUERY PLAN SELECT id FROM notes ORDER BY mtime_ns DESC, path LIMIT 5"
