@@ -151,6 +151,10 @@ def _relaxed(reading: Reading) -> Reading:
     children = root.children if isinstance(root, And) else (root,)
     words = tuple(c for c in children if isinstance(c, Word))
     rest = tuple(c for c in children if not isinstance(c, Word))
+    # A note holding only a fragment of a Chinese run (率 of 命中率) holds none of the
+    # query's meaning: it is no partial match.
+    fragments = {r.word for r in reading.words if r.fragment}
+    words = tuple(w for w in words if w not in fragments) or words
     loosened = And((Or(words), *rest)) if rest else Or(words)
     return Reading(
         Query(loosened, reading.query.text, reading.query.explicit),
@@ -214,6 +218,12 @@ def _order(
         for index, text in enumerate(word_texts):
             holders = engine.count(text, RARITY_CAP)
             rarity[index] = math.log(1 + total / max(holders, 1))
+    # Each content word (or its partner) counts once; a fragment of a Chinese run counts
+    # for nothing on its own, so a note holding one common piece never leads.
+    meaning = [
+        0.0 if r.fragment else weight for r, weight in zip(reading.words, rarity, strict=True)
+    ]
+    near = _nearness(store, reading, ids)
 
     def is_hub(note_id: int) -> bool:
         count = links.get(note_id, 0)
@@ -222,7 +232,7 @@ def _order(
     def key(item: tuple[int, EngineHit]) -> tuple[object, ...]:
         position, hit = item
         note_id = hit.note_id
-        held = sum(rarity[i] for i, h in enumerate(holding) if note_id in h)
+        held = sum(meaning[i] for i, h in enumerate(holding) if note_id in h)
         whole = sum(note_id in t for t in intact)
         titled = facts[note_id][0].lower() == planned.title_key
         # Words held as typed (not only by a variant or a partner) weigh more, softly: a
@@ -236,6 +246,7 @@ def _order(
             note_id not in titled_all,
             -whole,
             is_hub(note_id),
+            near.get(note_id, 0),
             -score,
             position,
         )
@@ -246,16 +257,33 @@ def _order(
         matched = [
             label if note_id in as_typed[index] else f"{label} ({_OTHER_FORM})"
             for index, (label, h) in enumerate(zip(labels, holding, strict=True))
-            if note_id in h
+            if note_id in h and not reading.words[index].fragment
         ]
-        # A note the query matched as written lacks nothing (`a OR b` needs one of them).
+        # A note the query matched as written lacks nothing (`a OR b` needs one of them);
+        # a fragment is never named as missing ("without 率低").
         missing = [
             label
-            for label, h in zip(labels, holding, strict=True)
-            if note_id not in h and note_id not in strict_ids
+            for index, (label, h) in enumerate(zip(labels, holding, strict=True))
+            if note_id not in h and note_id not in strict_ids and not reading.words[index].fragment
         ]
         result.append((note_id, hit.score, matched, missing))
     return result
+
+
+def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:
+    """For each note, how far apart it holds the query's neighbouring words, in its title
+    or its text (``kb.query.proximity``): lower is nearer."""
+    words = [word_patterns(r) for r in reading.words if not r.fragment]
+    if len(words) < 2:
+        return {}
+    from kb.query.proximity import distance_cost  # only queries of several words need it
+
+    found: dict[int, int] = {}
+    for note_id in ids:
+        row = store.notes.by_id(note_id)
+        if row is not None:
+            found[note_id] = distance_cost((row.title, row.text or row.summary or ""), words)
+    return found
 
 
 _OTHER_FORM = "\x00"  # marks a word held only by another form, named once the text is read
