@@ -104,6 +104,27 @@ class _Rationed:
         return found
 
 
+class _HeldTerms:
+    """The glossary's terms that some note holds, itself or by a partner: a Chinese run
+    is kept whole as such a term (缓存命中率 → cache hit rate) before it is split, and
+    split into the notes' words when no note holds the term in any language."""
+
+    def __init__(self, glossary: Partnering, count: Callable[[Text], int]) -> None:
+        self.glossary = glossary
+        self.count = count
+        self.held: dict[str, tuple[str, ...]] = {}
+
+    def partners(self, term: str) -> tuple[str, ...]:
+        if term not in self.held:
+            from kb.query.plan import word_plan
+
+            found = self.glossary.partners(term)
+            whole = word_plan(term)
+            plans = [p for p in (whole, *_partners(term, self.glossary)) if p is not None]
+            self.held[term] = found if found and self.count(_any(*plans)) else ()
+        return self.held[term]
+
+
 class WordReading(Value):
     """One content word of the query and what it matches, tier by tier."""
 
@@ -162,7 +183,7 @@ def read_query(
     lexicon = _Remembering(lexicon)  # words are split twice below: ask the store once
     intact: list[Text] = []
     fragments: set[str] = set()
-    terms = glossary if glossary is not None and not exact else None
+    terms = _HeldTerms(glossary, count) if glossary is not None and not exact else None
     source = _join_glossary_phrases(query.root, terms) if terms is not None else query.root
     # Function words are dropped when the query has another word; else they are searched.
     pieces = [p for w in _content_words(source) for p in split_word(w.text, lexicon, False, terms)]
@@ -170,6 +191,8 @@ def read_query(
     root = _split_words(source, lexicon, intact, drop, terms, fragments)
     if root is None:  # nothing searchable was left
         root = query.root
+    words_root = root
+    root = _without_fragments(root, fragments)
     read = Query(root, query.text, query.explicit)
     rationed = _Rationed(glossary, MAX_TERMS) if glossary is not None else None
     words = tuple(
@@ -179,13 +202,24 @@ def read_query(
             else _prefix_reading(word),
             word.text in fragments,
         )
-        for word in _content_words(root)
+        for word in _content_words(words_root)
     )
     relaxable = not query.explicit and _plain_words_only(root)
     pieces = query.dictionary_pieces(MAX_BOOSTS)
     known = lexicon.known(pieces)
     boosts = tuple(p for p in pieces if p in known)
     return Reading(read, words, tuple(intact), relaxable, boosts)
+
+
+def _without_fragments(root: Node, fragments: set[str]) -> Node:
+    """The query's words with the fragments of its Chinese runs left out: a note need
+    not hold 率 to hold 缓存击穿率's meaning (the run whole still ranks first)."""
+    if not fragments or not isinstance(root, And):
+        return root
+    kept = [c for c in root.children if not (isinstance(c, Word) and c.text in fragments)]
+    if not any(isinstance(c, Word) for c in kept):
+        return root  # nothing but fragments: they are what was typed
+    return kept[0] if len(kept) == 1 else And(tuple(kept))
 
 
 def _marked(reading: WordReading, fragment: bool) -> WordReading:
@@ -622,6 +656,8 @@ def describe(text: Text) -> str:
         return text.tokens[0] + "".join(t[1:] for t in text.tokens[1:])
     if isinstance(text, plan.Sequence):
         return " ".join(text.tokens)
-    if isinstance(text, plan.AnyOf | plan.AllOf):
+    if isinstance(text, plan.AllOf):  # every one of them: 消息 队列, the words apart
+        return " ".join(describe(child) for child in text.children)
+    if isinstance(text, plan.AnyOf):
         return describe(text.children[0])
     return describe(text.child)
