@@ -18,7 +18,10 @@ from collections.abc import Sequence
 
 from kb.query.tokenize import tokens
 
-FAR = 8  # every distance from this on counts the same: the words are simply apart
+# A pair this many tokens apart or more is apart: Meilisearch's cap (its distances stop
+# at 8). Nearer than that, a pair is near, whatever the distance: the engine's own score
+# orders notes whose words are all near (a finer order would override it with noise).
+FAR = 8
 MAX_OCCURRENCES = 400  # per word and text: a word on every line says nothing more
 _GAP_CHARS = 160  # a gap longer than this is far, whatever it holds
 
@@ -64,16 +67,16 @@ def pair_distance(text: str, first: list[tuple[int, int]], second: list[tuple[in
     return min(FAR, 1 + between + (1 if reverse else 0))
 
 
-def distance_cost(texts: Sequence[str], words: Sequence[Sequence[re.Pattern[str]]]) -> int:
-    """The sum over neighbouring pairs of ``words`` (each given by its patterns) of their
-    distance (1 = next to each other, FAR = apart or absent) in the text of the note that
-    holds them closest (a title, a body): lower is nearer. 0 for fewer than two words."""
+def pairs_apart(texts: Sequence[str], words: Sequence[Sequence[re.Pattern[str]]]) -> int:
+    """How many neighbouring pairs of ``words`` (each given by its patterns) stand FAR or
+    more tokens apart in every one of ``texts`` (a title, a body): 0 when each pair is
+    within a window somewhere, and for fewer than two words."""
     if len(words) < 2:
         return 0
     found = [[occurrences(text, patterns) for patterns in words] for text in texts]
     return sum(
-        min(
-            pair_distance(text, spans[index], spans[index + 1])
+        all(
+            pair_distance(text, spans[index], spans[index + 1]) >= FAR
             for text, spans in zip(texts, found, strict=True)
         )
         for index in range(len(words) - 1)

@@ -271,18 +271,18 @@ def _order(
 
 
 def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:
-    """For each note, how far apart it holds the query's neighbouring words, in its title
-    or its text (``kb.query.proximity``): lower is nearer."""
+    """For each note, how many pairs of the query's neighbouring words it holds only far
+    apart, in its title and its text (``kb.query.proximity``): 0 is every pair near."""
     words = [word_patterns(r) for r in reading.words if not r.fragment]
     if len(words) < 2:
         return {}
-    from kb.query.proximity import distance_cost  # only queries of several words need it
+    from kb.query.proximity import pairs_apart  # only queries of several words need it
 
     found: dict[int, int] = {}
     for note_id in ids:
         row = store.notes.by_id(note_id)
         if row is not None:
-            found[note_id] = distance_cost((row.title, row.text or row.summary or ""), words)
+            found[note_id] = pairs_apart((row.title, row.text or row.summary or ""), words)
     return found
 
 
