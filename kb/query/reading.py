@@ -183,8 +183,11 @@ def read_query(
     lexicon = _Remembering(lexicon)  # words are split twice below: ask the store once
     intact: list[Text] = []
     fragments: set[str] = set()
-    terms = _HeldTerms(glossary, count) if glossary is not None and not exact else None
-    source = _join_glossary_phrases(query.root, terms) if terms is not None else query.root
+    terms = None
+    source = query.root
+    if glossary is not None and not exact:
+        terms = _HeldTerms(glossary, count)
+        source = _join_glossary_phrases(query.root, glossary)
     # Function words are dropped when the query has another word; else they are searched.
     pieces = [p for w in _content_words(source) for p in split_word(w.text, lexicon, False, terms)]
     drop = any(normalise(p) not in STOP_WORDS for p in pieces)
