@@ -81,8 +81,8 @@ def test_a_note_sharing_only_general_words_is_not_related_by_them(tmp_path: Path
             "b.md": f"---\ntitle: 乙\n---\n\n{body_general} 火山喷发。\n",
             "c.md": "---\ntitle: 丙\n---\n\n鲸鱼迁徙的路线，鲸鱼在冬天南下。\n",
             "d.md": "---\ntitle: 丁\n---\n\n火山喷发之后的土壤，火山灰。\n",
-            "e.md": "---\ntitle: 戊\n---\n\n访问 https://example.com/a/b 和 https://example.org/c 看看。\n",
-            "f.md": "---\ntitle: 己\n---\n\n见 https://example.com/x 与 https://example.net/y 两处。\n",
+            "e.md": "---\ntitle: 戊\n---\n\n访问 https://example.com/a 和 https://example.org/c\n",
+            "f.md": "---\ntitle: 己\n---\n\n见 https://example.com/x 与 https://example.net/y\n",
         },
     )
     kb = open_kb(tmp_path / "notes", tmp_path)
