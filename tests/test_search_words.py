@@ -49,7 +49,7 @@ NOTES = {
     # proximity: the page about installing the service center, and a report that holds
     # deploy, service and center far apart (and more often)
     "install.md": note(
-        "Installation", f"To deploy the service center, unpack it and run it. {PADDING * 3}"
+        "Installation", f"To deploy the service center, unpack it and run it. {PADDING}"
     ),
     "meetup.md": note(
         "Meetup report",
@@ -58,7 +58,7 @@ NOTES = {
         "Convention Center downtown, near the old station. " * 2,
     ),
     # proximity in Chinese: 显存 带宽 side by side (in a long note), and apart (in a short one)
-    "bandwidth.md": note("瓶颈在哪", "显存带宽是大模型推理的瓶颈。" + FILLER * 40),
+    "bandwidth.md": note("瓶颈在哪", "显存带宽是大模型推理的瓶颈。" + FILLER * 8),
     "scattered.md": note(
         "杂记", "显存不够用，显存太小。" + FILLER * 2 + "网络带宽也不够，带宽太低。"
     ),

@@ -73,6 +73,7 @@ HUB_LINKS = 8
 HUB_WORDS_PER_LINK = 30
 RARITY_CAP = 2000  # notes counted for a word's rarity; past this a word is simply common
 TYPED_BONUS = 0.5  # a note holding every word as typed scores half as much again
+NEAR_BONUS = 0.5  # and one holding every neighbouring pair of words near, as much again
 
 
 def run_search(
@@ -224,6 +225,7 @@ def _order(
         0.0 if r.fragment else weight for r, weight in zip(reading.words, rarity, strict=True)
     ]
     near = _nearness(store, reading, ids)
+    pairs = max(sum(not r.fragment for r in reading.words) - 1, 0) if near else 0
 
     def is_hub(note_id: int) -> bool:
         count = links.get(note_id, 0)
@@ -239,6 +241,11 @@ def _order(
         # note about the query in the partner's language can still rank above a mention.
         typed = sum(note_id in t for t in as_typed) / len(reading.words)
         score = hit.score * (1 + TYPED_BONUS * typed)
+        # Neighbouring words near each other (a phrase, a window of a few tokens) weigh
+        # more, as softly: the engine's score still tells a note about the words from one
+        # that only says them side by side (`CUDA kernel` in a lecture on writing them).
+        if pairs:
+            score *= 1 + NEAR_BONUS * (pairs - near.get(note_id, pairs)) / pairs
         return (
             note_id not in strict_ids,
             -held,
@@ -246,7 +253,6 @@ def _order(
             note_id not in titled_all,
             -whole,
             is_hub(note_id),
-            near.get(note_id, 0),
             -score,
             position,
         )
