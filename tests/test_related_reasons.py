@@ -20,15 +20,17 @@ _CHINESE = re.compile("[\u3400-\u9fff]+")
 
 
 def general_by_dictionary(word: str) -> bool:
-    """What rjieba's dictionary says, asked directly: a function class or a frequency of
-    4,500 or more (everyday vocabulary)."""
+    """What rjieba's dictionary says, asked directly: a frequency of 4,500 or more
+    (everyday vocabulary), or a function class (numeral, pronoun, time word …) in use
+    (1,000 or more)."""
     import rjieba
 
     if not (_CHINESE.fullmatch(word) and rjieba.has_word(word)):
         return False
+    frequency = rjieba.suggest_freq(word)
     tagged = rjieba.tag(word, hmm=False)
     function = len(tagged) == 1 and tagged[0][1][:1] in set("mqrpcuyeoft")
-    return function or rjieba.suggest_freq(word) >= 4500
+    return frequency >= 4500 or (function and frequency >= 1000)
 
 
 def reason_words(reason: str) -> list[str]:

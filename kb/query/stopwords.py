@@ -49,23 +49,26 @@ def is_stop_word(word: str) -> bool:
 # -- general words: what a dictionary calls everyday vocabulary -------------------------
 
 # The classes of rjieba's dictionary (the jieba/ICTCLAS tag set) that hold function words,
-# not subjects: numerals (两个), measure words (分钟), pronouns, prepositions, conjunctions,
-# particles, adverbs, localisers (课上), time words (当前), interjections, modal and
-# onomatopoeic words, status words, idioms and set phrases, adverbial adjectives (显然).
+# not subjects: numerals (两个, 几种), measure words (分钟), pronouns (每次), prepositions,
+# conjunctions, particles, modal words, interjections, onomatopoeia, localisers (下面)
+# and time words (当前, 如下). Adverbs are left out: the dictionary tags 同步 as one.
 FUNCTION_CLASSES = frozenset("mqrpcuyeoft")
-FUNCTION_TAGS: frozenset[str] = frozenset()
 # A word the dictionary counts this often (in its ~60 million words of general Chinese;
 # about 75 per million) is everyday vocabulary (作为, 时间, 表示, 讨论, 核心): two notes
 # sharing it share no subject. Technical words sit far below (缓存 245, 分布式 63,
 # 一致性 140); the price is that a few common words that are also subjects (事务, 协议)
 # no longer count as evidence, where the subject's own rarer words (补偿, 一致性) do.
 GENERAL_FREQUENCY = 4500
+# A function class counts from this frequency on: the dictionary tags rare technical words
+# by their first character too (二分 and 数列 as numerals, 过期 as a time word, 毫秒 as a
+# measure word), where a function word in use (几种 1738, 如下 2153) is common.
+FUNCTION_FREQUENCY = 1000
 
 
 @cache
 def is_general_word(word: str) -> bool:
-    """Whether a Chinese word (normalised) is one a dictionary lists as a function word or
-    as everyday vocabulary (see FUNCTION_CLASSES, GENERAL_FREQUENCY): never a sign that
+    """Whether a Chinese word (normalised) is one a dictionary lists as everyday vocabulary
+    or as a function word in use (GENERAL_FREQUENCY, FUNCTION_CLASSES): never a sign that
     two notes share a subject. Words the dictionary does not know are not general."""
     if word in STOP_WORDS:
         return True
@@ -74,9 +77,11 @@ def is_general_word(word: str) -> bool:
 
     if not rjieba.has_word(word):
         return False
+    frequency = rjieba.suggest_freq(word)
+    if frequency >= GENERAL_FREQUENCY:
+        return True
     tagged = rjieba.tag(word, hmm=False)
-    if len(tagged) == 1:
-        tag = tagged[0][1]
-        if tag in FUNCTION_TAGS or tag[:1] in FUNCTION_CLASSES:
-            return True
-    return rjieba.suggest_freq(word) >= GENERAL_FREQUENCY
+    if frequency < FUNCTION_FREQUENCY or len(tagged) != 1:
+        return False
+    tag = tagged[0][1]
+    return tag[:1] in FUNCTION_CLASSES
