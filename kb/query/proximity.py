@@ -23,20 +23,26 @@ from kb.query.tokenize import tokens
 # orders notes whose words are all near (a finer order would override it with noise).
 FAR = 8
 MAX_OCCURRENCES = 400  # per word and text: a word on every line says nothing more
+MAX_TEXT = 30_000  # characters of a text looked at: a pair near each other shows by then
 _GAP_CHARS = 160  # a gap longer than this is far, whatever it holds
 
 
-def occurrences(text: str, patterns: Sequence[re.Pattern[str]]) -> list[tuple[int, int]]:
-    """(start, end) of a word's matches in ``text``, in text order, at most MAX_OCCURRENCES."""
+def one_pattern(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str]:
+    """A word's patterns (its forms, ``kb.query.snippets.word_patterns``) as one regex, so
+    a text is read once per word; case is ignored, as the patterns of Latin forms do."""
+    return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), re.IGNORECASE)
+
+
+def occurrences(text: str, pattern: re.Pattern[str]) -> list[tuple[int, int]]:
+    """(start, end) of a word's matches in ``text`` (its first MAX_TEXT characters), in
+    text order, at most MAX_OCCURRENCES."""
     found: list[tuple[int, int]] = []
-    for pattern in patterns:
-        for match in pattern.finditer(text):
-            if match.end() > match.start():
-                found.append((match.start(), match.end()))
-                if len(found) >= MAX_OCCURRENCES * 2:
-                    break
-    found.sort()
-    return found[:MAX_OCCURRENCES]
+    for match in pattern.finditer(text, 0, MAX_TEXT):
+        if match.end() > match.start():
+            found.append((match.start(), match.end()))
+            if len(found) >= MAX_OCCURRENCES:
+                break
+    return found
 
 
 def pair_distance(text: str, first: list[tuple[int, int]], second: list[tuple[int, int]]) -> int:
@@ -67,13 +73,13 @@ def pair_distance(text: str, first: list[tuple[int, int]], second: list[tuple[in
     return min(FAR, 1 + between + (1 if reverse else 0))
 
 
-def pairs_apart(texts: Sequence[str], words: Sequence[Sequence[re.Pattern[str]]]) -> int:
-    """How many neighbouring pairs of ``words`` (each given by its patterns) stand FAR or
+def pairs_apart(texts: Sequence[str], words: Sequence[re.Pattern[str]]) -> int:
+    """How many neighbouring pairs of ``words`` (each given by ``one_pattern``) stand FAR or
     more tokens apart in every one of ``texts`` (a title, a body): 0 when each pair is
     within a window somewhere, and for fewer than two words."""
     if len(words) < 2:
         return 0
-    found = [[occurrences(text, patterns) for patterns in words] for text in texts]
+    found = [[occurrences(text, pattern) for pattern in words] for text in texts]
     return sum(
         all(
             pair_distance(text, spans[index], spans[index + 1]) >= FAR

@@ -279,10 +279,12 @@ def _order(
 def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:
     """For each note, how many pairs of the query's neighbouring words it holds only far
     apart, in its title and its text (``kb.query.proximity``): 0 is every pair near."""
-    words = [word_patterns(r) for r in reading.words if not r.fragment]
-    if len(words) < 2:
+    forms = [word_patterns(r) for r in reading.words if not r.fragment]
+    if len(forms) < 2:
         return {}
-    from kb.query.proximity import pairs_apart  # only queries of several words need it
+    from kb.query.proximity import one_pattern, pairs_apart  # for queries of several words
+
+    words = [one_pattern(patterns) for patterns in forms]
 
     found: dict[int, int] = {}
     for note_id in ids:
