@@ -207,6 +207,14 @@ def read_query(
         )
         for word in _content_words(words_root)
     )
+    # A glossary term kept whole that also matches as its words apart: the notes holding
+    # it intact come first, as for a run that was split.
+    from kb.query.plan import AllOf, Bigrams
+
+    for reading in words:
+        apart = any(isinstance(v, AllOf) for v in reading.variants)
+        if apart and isinstance(reading.exact, Bigrams) and reading.exact not in intact:
+            intact.append(reading.exact)
     relaxable = not query.explicit and _plain_words_only(root)
     pieces = query.dictionary_pieces(MAX_BOOSTS)
     known = lexicon.known(pieces)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from kb.engines.contract import EngineHit, SearchEngine
-from kb.query.plan import QueryPlan, plan_query
+from kb.query.plan import AllOf, AnyOf, QueryPlan, Text, plan_query
 from kb.query.reading import FEW_MATCHES, Reading, close_spellings, describe, read_query
 from kb.query.snippets import (
     highlight_spans,
@@ -204,11 +204,14 @@ def _order(
         as_typed.append(engine.holders(exact, [i for i in ids if i in held]) if several else held)
     intact = [engine.holders(text, ids) for text in reading.intact]
     # A title holding every word: the note is about the query, not just mentioning it.
-    title_patterns = [word_patterns(w) for w in reading.words]
     titled_all = {
         note_id
         for note_id in ids
-        if all(any(p.search(facts[note_id][0]) for p in ps) for ps in title_patterns)
+        if all(
+            any(_holds(a, facts[note_id][0]) for a in w.alternatives())
+            for w in reading.words
+            if not w.fragment
+        )
     }
     links = store.links.note_link_counts(ids)
     # How rare each word is, for ordering notes that hold only some of the words: a note
@@ -274,6 +277,16 @@ def _order(
         ]
         result.append((note_id, hit.score, matched, missing))
     return result
+
+
+def _holds(text: Text, title: str) -> bool:
+    """Whether ``title`` holds a plan node: every word of an ``AllOf`` (a glossary term's
+    words apart), any of an ``AnyOf``."""
+    if isinstance(text, AllOf):
+        return all(_holds(child, title) for child in text.children)
+    if isinstance(text, AnyOf):
+        return any(_holds(child, title) for child in text.children)
+    return any(p.search(title) for p in plan_patterns(text))
 
 
 def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:
