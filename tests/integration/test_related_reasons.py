@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from kb.knowledge_base import KnowledgeBase
+from tests.conftest import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 CORPORA = REPO.parent / "shared" / "corpora"
 # The examples: words a reader cannot check as a shared subject.
 EXAMPLES = {"两个", "核心", "作为", "讨论", "表示", "时间", "https"}

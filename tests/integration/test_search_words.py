@@ -6,12 +6,11 @@ scattered. On every engine, with notes written here and on the shared corpora.""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from kb.engines.whoosh import available as whoosh_available
 from kb.knowledge_base import KnowledgeBase
+from tests.conftest import SHARED_CORPORA
 
 ENGINES = [
     "fts5",
@@ -19,7 +18,7 @@ ENGINES = [
         "whoosh", marks=pytest.mark.skipif(not whoosh_available(), reason="whoosh not installed")
     ),
 ]
-CORPORA = Path(__file__).resolve().parents[2] / "shared" / "corpora"
+CORPORA = SHARED_CORPORA
 
 
 def note(title: str, body: str) -> str:
