@@ -16,8 +16,9 @@ _EVERY = 2**31 - 1  # kb search --all: a limit no knowledge base reaches
 
 
 class SearchCommand(click.Command):
-    """``kb search redis -cluster``: a word starting with ``-`` that is not one of this
-    command's options is query text, wherever it stands; options may come first or last.
+    """``kb search redis -cluster``: a word starting with a single ``-`` that is not one of
+    this command's options is query text, wherever it stands; options may come first or
+    last; a ``--word`` is always an option (an unknown one is a usage error naming it).
     After ``--`` every word is query text, as before."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -51,17 +52,12 @@ class SearchCommand(click.Command):
 
 
 def _is_option(arg: str, takes_value: dict[str, click.Option], flags: set[str]) -> bool:
-    """``--limit=5``, ``-n5`` (a number joined to a short option), or a long option
-    mistyped closely enough (``--pahts``) that click should say so rather than search for
-    it. Anything else (``-cluster``, ``-nginx``, ``--rebuild``) is a query word."""
+    """Every ``--word`` (``--limit=5``, ``--format``, ``--nosuchoption``) and a number joined
+    to a short option (``-n5``) are options: click names an unknown one in a usage error
+    (exit 2) rather than kb searching for it. Only a single ``-word`` (``-cluster``,
+    ``-nginx``, ``-draft:true``) is the query's exclusion."""
     if arg.startswith("--") and len(arg) > 2:
-        name = arg.split("=", 1)[0]
-        if name in takes_value:
-            return True
-        import difflib
-
-        known = [o for o in (*takes_value, *flags) if o.startswith("--")]
-        return bool(difflib.get_close_matches(name, known, n=1, cutoff=0.75))
+        return True
     return arg[:2] in takes_value and arg[2:].isdigit()
 
 
@@ -130,8 +126,8 @@ def search(
 ) -> None:
     """Search notes with the query language summed up below.
 
-    A word starting with - that is not an option here is part of the query
-    (kb search redis -cluster); after -- every word is. Exit codes: 0 found notes,
+    A word starting with a single - that is not an option here is part of the query
+    (kb search redis -cluster); an unknown --option is an error; after -- every word is. Exit codes: 0 found notes,
     1 nothing matched (or no store yet), 2 bad query.
     """
     if print0 and as_json:
