@@ -127,8 +127,9 @@ def search(
     """Search notes with the query language summed up below.
 
     A word starting with a single - that is not an option here is part of the query
-    (kb search redis -cluster); an unknown --option is an error; after -- every word is. Exit codes: 0 found notes,
-    1 nothing matched (or no store yet), 2 bad query.
+    (kb search redis -cluster); an unknown --option is an error; after -- every word
+    is. Exit codes: 0 found notes, 1 nothing matched (or no store yet), 2 bad query or
+    usage.
     """
     if print0 and as_json:
         raise click.UsageError("--print0 prints paths; it does not go with --json")
