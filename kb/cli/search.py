@@ -186,10 +186,18 @@ def search(
 
 
 def _print_hits(hits: list[SearchHit]) -> None:
-
+    """Each hit as title and date, path and tags, the snippet, what it lacks. On a
+    terminal the title is cut with ``…`` at its end and the path in its middle, and the
+    snippet wraps at the terminal's width where kb's line breaker allows (never inside a
+    Latin word, a number or a path); piped, each of them is one whole line."""
+    from kb.cli.layout import terminal_width
     from kb.text import one_line
 
     color = use_color()
+    width = terminal_width()
+    if width is not None:
+        _print_hits_fitted(hits, width, color)
+        return
     for hit in hits:
         title = highlight(hit.title, hit.title_highlights, color, bold=True)
         date = one_line((hit.date or "")[:10])
@@ -209,3 +217,37 @@ def _print_hits(hits: list[SearchHit]) -> None:
             lacks = "without " + ", ".join(one_line(w) for w in hit.missing)
             click.echo(click.style(lacks, dim=True) if color else lacks)
         click.echo()
+
+
+def _print_hits_fitted(hits: list[SearchHit], width: int, color: bool) -> None:
+    from kb.cli.layout import GAP, echo_lines, wrapped_lines
+    from kb.linebreak import cell_width, cut_end, cut_middle
+    from kb.text import one_line
+
+    def dim(text: str) -> str:
+        return click.style(text, dim=True) if color and text else text
+
+    lines: list[str] = []
+    for hit in hits:
+        date = one_line((hit.date or "")[:10])
+        room = width - (cell_width(date) + len(GAP) if date else 0)
+        title = one_line(hit.title)
+        if cell_width(title) <= room and title == hit.title:
+            shown = highlight(title, hit.title_highlights, color, bold=True)
+        else:  # cut, or made one line: the spans no longer fit, only the title is bold
+            shown = highlight(cut_end(title, room), [], color, bold=True)
+        lines.append(f"{shown}{GAP}{dim(date)}" if date else shown)
+        path = cut_middle(one_line(hit.path), width)
+        tags = " ".join(f"#{one_line(tag)}" for tag in hit.tags)
+        styled = click.style(path, fg="cyan") if color else path
+        if tags and cell_width(path) + len(GAP) + cell_width(tags) <= width:
+            lines.append(f"{styled}{GAP}{dim(tags)}")
+        else:
+            lines.append(styled)
+            lines += [dim(line) for line in wrapped_lines(tags, width)] if tags else []
+        lines += wrapped_lines(hit.snippet, width, spans=hit.highlights, color=color)
+        if hit.missing:
+            lacks = "without " + ", ".join(one_line(w) for w in hit.missing)
+            lines += [dim(line) for line in wrapped_lines(lacks, width)]
+        lines.append("")
+    echo_lines(lines, color)
