@@ -1,7 +1,7 @@
 """kb's bash completion reads the line as typed (COMP_LINE), so words bash splits at the
 characters of COMP_WORDBREAKS (``tag:gp``, ``--tag=ra``) complete, and answers only the
 part bash replaces; fish keeps a title with a comma whole (issue 23, item 3). The real
-shells in tmux: tests/test_cli_in_tmux.py."""
+shells in tmux: tests/tui/test_cli_in_tmux.py."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ links``, ``kb check`` and ``kb tags`` fit too; external URLs are shown decoded. 
 prints whole records, one a line, as before.
 
 The terminal is the one seam ``kb.cli.layout.stdout_is_terminal``; the width is
-``COLUMNS``, as a shell sets it. Snapshots: ``pytest tests/test_cli_terminal_output.py
+``COLUMNS``, as a shell sets it. Snapshots: ``pytest tests/integration/test_cli_terminal_output.py
 --snapshot-update`` after a deliberate change, and read the .ambr diff before committing.
 """
 
