@@ -49,7 +49,9 @@ def links(ctx: click.Context, note: str, as_json: bool, related_limit: int) -> N
         return
     from kb.cli.layout import terminal_width
 
-    external = [link for link in kb.note_page(found.note.id).links if link.url]
+    external = []
+    if any(link.status == "external" for link in found.outgoing):  # their text: the page's
+        external = [link for link in kb.note_page(found.note.id).links if link.url]
     _print_connections(found, external, terminal_width())
 
 

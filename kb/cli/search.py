@@ -44,14 +44,14 @@ class SearchCommand(click.Command):
                 value = next(rest, None)  # none: click reports the missing value
                 if value is not None:
                     options.append(value)
-            elif _is_option(arg, takes_value, flags):
+            elif _is_option(arg, takes_value):
                 options.append(arg)
             else:
                 words.append(arg)
         return super().parse_args(ctx, [*options, "--", *words])
 
 
-def _is_option(arg: str, takes_value: dict[str, click.Option], flags: set[str]) -> bool:
+def _is_option(arg: str, takes_value: dict[str, click.Option]) -> bool:
     """Every ``--word`` (``--limit=5``, ``--format``, ``--nosuchoption``) and a number joined
     to a short option (``-n5``) are options: click names an unknown one in a usage error
     (exit 2) rather than kb searching for it. Only a single ``-word`` (``-cluster``,

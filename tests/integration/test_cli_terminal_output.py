@@ -5,8 +5,8 @@ links``, ``kb check`` and ``kb tags`` fit too; external URLs are shown decoded. 
 prints whole records, one a line, as before.
 
 The terminal is the one seam ``kb.cli.layout.stdout_is_terminal``; the width is
-``COLUMNS``, as a shell sets it. Snapshots: ``pytest tests/integration/test_cli_terminal_output.py
---snapshot-update`` after a deliberate change, and read the .ambr diff before committing.
+``COLUMNS``, as a shell sets it. Snapshots: ``pytest --snapshot-update`` on this module
+after a deliberate change, and read the .ambr diff before committing.
 """
 
 from __future__ import annotations
