@@ -191,15 +191,18 @@ def wrap(text: str, width: int) -> list[str]:
 
 def cell_width(text: str) -> int:
     """Terminal cells ``text`` takes (a Chinese character two, a combining mark none)."""
+    if text.isascii() and text.isprintable():  # one cell each: most paths (kb list: 10,000)
+        return len(text)
     from rich.cells import cell_len
 
     return int(cell_len(text))
 
 
-def pad(text: str, width: int) -> str:
+def pad(text: str, width: int, cells: int | None = None) -> str:
     """``text`` with spaces after it up to ``width`` cells (``str.ljust`` counts
-    characters, so a column of Chinese titles would not line up)."""
-    return text + " " * max(width - cell_width(text), 0)
+    characters, so a column of Chinese titles would not line up); ``cells`` is its width
+    when the caller has measured it."""
+    return text + " " * max(width - (cell_width(text) if cells is None else cells), 0)
 
 
 def _fitting(text: str, cells: int, from_end: bool) -> int:

@@ -111,14 +111,24 @@ def _print_table(notes: list[ListedNote], files: list[str], color: bool) -> None
     paths = [path_line(file) for file in files]
     date_width = max(map(len, dates), default=0)
     room = columns() - (date_width + len(GAP) if date_width else 0) - len(GAP)
-    wanted = [max(map(cell_width, titles), default=0), max(map(cell_width, paths), default=0)]
+    title_cells = [cell_width(title) for title in titles]  # measured once: 10,000 rows
+    path_cells = [cell_width(path) for path in paths]
+    wanted = [max(title_cells, default=0), max(path_cells, default=0)]
     title_width, path_width = share_widths(wanted, room, [min(w, 12) for w in wanted])
     lines = []
-    for date, title, path in zip(dates, titles, paths, strict=True):
-        shown = cut_middle(path, path_width)
+    for date, title, cells, path, path_size in zip(
+        dates, titles, title_cells, paths, path_cells, strict=True
+    ):
+        fits = cells <= title_width
+        name = (
+            pad(title, title_width, cells)
+            if fits
+            else pad(cut_end(title, title_width), title_width)
+        )
+        shown = path if path_size <= path_width else cut_middle(path, path_width)
         lines.append(
             (_dim(date, color) + " " * (date_width - len(date)) + GAP if date_width else "")
-            + pad(cut_end(title, title_width), title_width)
+            + name
             + GAP
             + (click.style(shown, fg="cyan") if color else shown)
         )
