@@ -30,7 +30,9 @@ uniseg (a full UAX #14) was measured and not used: 4.2 s for a 30 KB note, this 
 from __future__ import annotations
 
 import unicodedata
+from bisect import bisect_right
 from collections.abc import Callable, Sequence
+from itertools import accumulate
 
 # Never at the start of a line (UAX #14 CL, CP, IS, EX and NS, restricted to what notes use).
 _NO_START = frozenset(
@@ -193,9 +195,26 @@ def cell_width(text: str) -> int:
     """Terminal cells ``text`` takes (a Chinese character two, a combining mark none)."""
     if text.isascii() and text.isprintable():  # one cell each: most paths (kb list: 10,000)
         return len(text)
-    from rich.cells import cell_len
+    if "\u200d" in text or "\ufe0f" in text:  # emoji sequences: Rich knows them
+        from rich.cells import cell_len
 
-    return int(cell_len(text))
+        return int(cell_len(text))
+    return sum(_cells(text))  # as Rich sums them, from a table of the characters met
+
+
+_SIZES: dict[str, int] = {chr(code): 1 for code in range(0x20, 0x7F)}
+
+
+def _cells(text: str) -> list[int]:
+    """Each character's cells (Rich's measure, kept in ``_SIZES``: a title is measured
+    and cut without a Python call per character)."""
+    try:
+        return list(map(_SIZES.__getitem__, text))
+    except KeyError:
+        measure = _measure()
+        for char in set(text).difference(_SIZES):
+            _SIZES[char] = max(measure(char), 0)
+        return list(map(_SIZES.__getitem__, text))
 
 
 def pad(text: str, width: int, cells: int | None = None) -> str:
@@ -208,17 +227,11 @@ def pad(text: str, width: int, cells: int | None = None) -> str:
 def _fitting(text: str, cells: int, from_end: bool) -> int:
     """How many characters of ``text``, from its start (or its end), fit in ``cells``,
     never parting a character from the combining marks after it."""
-    measure = _measure()
-    used, count = 0, 0
-    for char in reversed(text) if from_end else text:
-        size = max(measure(char), 0)
-        if used + size > cells:
-            break
-        used += size
-        count += 1
+    sizes = _cells(text[::-1] if from_end else text)
+    count = bisect_right(list(accumulate(sizes)), cells)  # the most that fit
 
     def is_mark(char: str) -> bool:
-        return _kind(char, max(measure(char), 0)) == _EXTEND
+        return char >= "\u0300" and _kind(char, _SIZES[char]) == _EXTEND
 
     if from_end:  # a tail must not start with a mark whose base was left out
         while count and is_mark(text[len(text) - count]):
