@@ -10,6 +10,7 @@ from __future__ import annotations
 # topic (the page docs/TOPIC.md) -> its one-line summary, in the order `kb help` lists them
 TOPICS = {
     "commands": "every command, its options, output and exit codes",
+    "terminal-output": "output fitted to the terminal or piped whole, completion, usage errors",
     "query": "the query language, how a query is read, what is searched, ranking",
     "app": "the terminal UI: screens, keys, reading, line breaking",
     "notes": "what kb reads from a note: front matter, title, date, tags, headings",
