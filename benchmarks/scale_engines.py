@@ -15,7 +15,9 @@ that one notes folder (no copies), so every engine reads the same files. Per eng
   beside `python -c pass` of the same run;
 - warm search: bench_search.py's query classes (--queries of them, drawn with the seed),
   one untimed pass, then WARM_ROUNDS timed passes through the facade; each query's median,
-  then p50, p95 and max over the queries, and the slowest class.
+  then p50, p95 and max over the queries, and the slowest class;
+- the engine alone: the same queries read and planned once, ``engine.search(plan, 30)``
+  timed, to tell the engine's cost from the rest of a search (tiers, snippets);
 - agreement: for each warm query, whether the engine's first 20 notes are FTS5's (as a
   set, and in order).
 
@@ -33,6 +35,7 @@ import sys
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from bench_search import LIMIT, BenchQuery, QueryMaker, time_query
 from common import (
@@ -66,6 +69,9 @@ class EngineResult:
     warm_p50: float = 0.0
     warm_p95: float = 0.0
     warm_max: float = 0.0
+    engine_p50: float = 0.0
+    engine_p95: float = 0.0
+    engine_max: float = 0.0
     slowest: str = ""
     per_class_max: dict[str, float] = field(default_factory=dict)
     tops: dict[str, list[str]] = field(default_factory=dict)
@@ -141,8 +147,11 @@ def measure_warm(home: Path, queries: list[BenchQuery], er: EngineResult) -> Non
         for _ in range(WARM_ROUNDS):
             for query in usable:
                 seconds[query].append(time_query(kb, query)[0])
+        engine_only = engine_seconds(kb, usable)
     finally:
         kb.close()
+    er.engine_p50, er.engine_p95 = percentile(engine_only, 50), percentile(engine_only, 95)
+    er.engine_max = max(engine_only)
     medians = {q: statistics.median(s) for q, s in seconds.items()}
     values = list(medians.values())
     er.warm_p50, er.warm_p95 = percentile(values, 50), percentile(values, 95)
@@ -151,6 +160,36 @@ def measure_warm(home: Path, queries: list[BenchQuery], er: EngineResult) -> Non
     er.slowest = f"{worst.kind}: {worst.text!r}" + (" (typed)" if worst.prefix else "")
     for query, value in medians.items():
         er.per_class_max[query.kind] = max(er.per_class_max.get(query.kind, 0.0), value)
+
+
+def engine_seconds(kb: Any, queries: list[BenchQuery]) -> list[float]:
+    """The engine's part alone: each query read and planned once, then
+    ``engine.search(plan, POOL)`` timed (median of WARM_ROUNDS); no tiers, no snippets."""
+    from kb.query.plan import plan_query
+    from kb.query.reading import FEW_MATCHES, read_query
+    from kb.query.search import POOL
+    from kb.query.syntax import parse_query
+
+    engine = kb.engine()
+    store = kb._store
+    plans = []
+    for query in queries:
+        parsed = parse_query(query.text, prefix_last=query.prefix)
+        reading = read_query(
+            parsed, store.vocabulary, lambda t: engine.count(t, FEW_MATCHES), kb.glossary()
+        )
+        plans.append(plan_query(parsed, reading))
+    for planned in plans:  # untimed
+        engine.search(planned, POOL)
+    medians = []
+    for planned in plans:
+        times = []
+        for _ in range(WARM_ROUNDS):
+            start = time.perf_counter()
+            engine.search(planned, POOL)
+            times.append(time.perf_counter() - start)
+        medians.append(statistics.median(times))
+    return medians
 
 
 def bench_size(args: argparse.Namespace, notes: int) -> SizeResult:
@@ -194,6 +233,9 @@ ROWS = (
     ("warm search p50", "warm_p50", ms),
     ("warm search p95", "warm_p95", ms),
     ("warm search max", "warm_max", ms),
+    ("engine.search alone p50", "engine_p50", ms),
+    ("engine.search alone p95", "engine_p95", ms),
+    ("engine.search alone max", "engine_max", ms),
 )
 
 
