@@ -65,7 +65,10 @@ MAIN = tuple(f for f in FIELDS if not f.endswith("_x"))
 TITLE = plan.TITLE_STREAMS
 PREFIX_CAP = 200  # words a prefix is scored by in one field; past that, a regex matches
 # The writer's memory: tantivy splits it between its threads (at least 15 MB each).
-WRITER_HEAP = 96_000_000
+WRITER_HEAP = 32_000_000
+# Notes read and indexed at a time; a rebuild commits each batch (1,000 notes: peak 135 MB
+# in batches of 1,000, 111 MB in batches of 200).
+BATCH = 500
 _META = "meta"  # the term of the one document holding the index's state
 
 
@@ -236,8 +239,12 @@ class TantivyIndex:
                 writer.delete_documents_by_query(
                     tantivy.Query.term_set_query(index.schema, "nid", gone)
                 )
-            for start in range(0, len(unique), 1000):  # bounded memory on a rebuild
-                chunk = unique[start : start + 1000]
+            for start in range(0, len(unique), BATCH):
+                if fresh and start:
+                    # tantivy queues up to 10,000 documents for its indexing threads; a new
+                    # index (unseen until swapped in) commits each batch to bound that.
+                    writer.commit()
+                chunk = unique[start : start + BATCH]
                 missing = [i for i in chunk if i not in streams]
                 documents = dict(store.notes.search_documents(missing)) if missing else {}
                 for note_id in chunk:
