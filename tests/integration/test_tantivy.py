@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from kb.cli import cli
-from kb.engines.tantivy import PREFIX_CAP, available
+from kb.engines.tantivy_index import PREFIX_CAP, available
 from kb.knowledge_base import KnowledgeBase
 from tests.conftest import SAMPLE_NOTES
 
@@ -128,7 +128,7 @@ def test_killed_between_store_and_index_commit_catches_up(tmp_path: Path) -> Non
     (tmp_path / "notes" / "life" / "reading-list.md").unlink()
     died = run(
         "import os, signal\n"
-        "from kb.engines import tantivy\n"
+        "from kb.engines import tantivy_index as tantivy\n"
         "tantivy.TantivyIndex.sync = lambda *a, **k: os.kill(os.getpid(), signal.SIGKILL)\n"
         "from kb.knowledge_base import KnowledgeBase\n"
         f"KnowledgeBase.open({str(tmp_path)!r}).ingest()\n"
@@ -157,7 +157,7 @@ def test_killed_while_the_index_writes_catches_up(tmp_path: Path, rebuild: bool)
         note.write_text(note.read_text(encoding="utf-8") + f"\n\nkillword{index}\n")
     died = run(
         "import os, signal\n"
-        "from kb.engines import tantivy\n"
+        "from kb.engines import tantivy_index as tantivy\n"
         "made = tantivy._document\n"
         "calls = []\n"
         "def dying(*args):\n"
