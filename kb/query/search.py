@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kb.engines.contract import EngineHit, SearchEngine
 from kb.query.plan import AllOf, AnyOf, QueryPlan, Text, plan_query
-from kb.query.reading import FEW_MATCHES, Reading, close_spellings, describe, read_query
+from kb.query.reading import FEW_MATCHES, Reading, describe, read_query
 from kb.query.snippets import (
     highlight_spans,
     make_snippet,
@@ -16,6 +16,7 @@ from kb.query.snippets import (
     reading_patterns,
     word_patterns,
 )
+from kb.query.splitting import close_spellings
 from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
 from kb.query.tokenize import normalise
 from kb.store import Store

@@ -15,7 +15,7 @@ from kb.cli import cli
 from kb.engines.whoosh import available as whoosh_available
 from kb.knowledge_base import KnowledgeBase
 from kb.parse.markdown import strip_site_markup
-from kb.query.reading import close_spellings, one_edit, split_chinese, split_word
+from kb.query.splitting import close_spellings, one_edit, split_chinese, split_word
 
 ENGINES = [
     "fts5",
