@@ -29,7 +29,9 @@ from kb import __version__
 from kb.errors import KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.lsp import features
+from kb.lsp.outline import diagnostics as check_document
 from kb.lsp.positions import UTF16, choose_encoding
+from kb.lsp.progress import Progress
 
 log = logging.getLogger("kb.lsp")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -151,7 +153,7 @@ class KbLanguageServer(LanguageServer):
         self.background.submit(self._ingest, kb, paths, title)
 
     def _ingest(self, kb: KnowledgeBase, paths: list[Path], title: str) -> None:
-        progress = features.Progress(self, title)
+        progress = Progress(self, title)
         try:
             with self.ingest_lock:
                 if paths:
@@ -185,9 +187,7 @@ class KbLanguageServer(LanguageServer):
         if text is None:
             return
         loop = asyncio.get_running_loop()
-        diagnostics = await loop.run_in_executor(
-            self.checker, features.diagnostics, self, uri, text
-        )
+        diagnostics = await loop.run_in_executor(self.checker, check_document, self, uri, text)
         if self.open_text(uri) == text:  # else a newer edit will publish its own
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
