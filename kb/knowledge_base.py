@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from kb.notes.browse import Follow
     from kb.notes.buffer import Buffer, BufferProblem, LinkPlace, NoteCard
     from kb.notes.editor import RankedNote
-    from kb.notes.editor_answers import EditorAnswers
+    from kb.notes.editor_answers import BufferMention, EditorAnswers
     from kb.notes.listing import KbStats, ListedNote, ListFilters, NoteDetails
     from kb.notes.naming import NoteRef
     from kb.notes.source import NoteSource
@@ -740,6 +740,17 @@ class KnowledgeBase:
     def notes_tagged(self, tag: str) -> list[NoteRef]:
         """The notes carrying ``tag`` (any case), by path."""
         return self._editor.notes_tagged(tag)
+
+    @_store_errors
+    def buffer_mentions(self, buffer: Buffer, line: int, index: int) -> list[BufferMention]:
+        """Notes the open note names at the cursor without linking them (kb's mentions)."""
+        return self._editor.buffer_mentions(buffer, line, index)
+
+    def new_note_draft(
+        self, kind: str, target: str, title: str, place: tuple[str, str]
+    ) -> tuple[Path, str] | None:
+        """The file and ``kb new`` text of the note a broken link asks for (not written)."""
+        return self._editor.new_note_draft(kind, target, title, place)
 
     @_store_errors
     def suggested_notes(self, target: str, kind: str) -> list[NoteName]:

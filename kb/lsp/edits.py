@@ -3,7 +3,6 @@ refusal, never half of one."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -17,13 +16,8 @@ from kb.lsp.document import (
 )
 from kb.lsp.positions import LineIndex
 from kb.notes.buffer import normalise
-from kb.notes.editor import (
-    relative_target,
-    wikilink_name,
-)
 
 if TYPE_CHECKING:
-    from kb.knowledge_base import KnowledgeBase
     from kb.lsp.server import KbLanguageServer
 
 
@@ -35,80 +29,6 @@ class RequestRefused(JsonRpcException):
     atomically): the protocol's RequestFailed error with kb's reason."""
 
     CODE = REQUEST_FAILED
-
-
-def code_actions(
-    ls: KbLanguageServer, params: types.CodeActionParams
-) -> list[types.CodeAction] | None:
-    """Edits only (never a command): a broken link replaced by a note kb suggests; a
-    selection that names a note made a link to it."""
-    document = opened(ls, params.text_document.uri)
-    if document is None or document.kb is None or document.file is None:
-        return None
-    kb = document.kb
-    uri = params.text_document.uri
-    actions: list[types.CodeAction] = []
-    start = document.cursor(params.range.start)
-    end = document.cursor(params.range.end)
-    link = link_under(document, params.range.start)
-    if link is not None and link.status == "broken":
-        place = kb.file_place(document.file)
-        for note in kb.suggested_notes(link.placed.target, link.placed.kind):
-            new = written_target(kb, link.placed.kind, note, place, document.file)
-            where = document.range(link.placed.line, link.placed.start, link.placed.end)
-            actions.append(
-                types.CodeAction(
-                    title=f"Link to {note.title} ({note.rel})",
-                    kind=types.CodeActionKind.QuickFix,
-                    edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(where, new)]}),
-                )
-            )
-    if start[0] == end[0] and end[1] > start[1] and link is None:
-        line = document.lines.line(start[0])
-        selected = line[start[1] : end[1]]
-        note = named_exactly(kb, selected)
-        if note is not None:
-            from kb.notes.editor import link_text, preferred_style
-
-            place = kb.file_place(document.file)
-            style = preferred_style(document.buffer.parsed.links)
-            written = link_text(
-                style, selected, note, place[1] if place else "", kb.stem_is_unique(note)
-            )
-            where = document.range(start[0], start[1], end[1])
-            actions.append(
-                types.CodeAction(
-                    title=f"Link this mention to {note.title}",
-                    kind=types.CodeActionKind.RefactorRewrite,
-                    edit=types.WorkspaceEdit(changes={uri: [types.TextEdit(where, written)]}),
-                )
-            )
-    return actions
-
-
-def named_exactly(kb: KnowledgeBase, text: str) -> Any:
-    from kb.links.resolve import fold
-
-    wanted = fold(text)
-    if not wanted:
-        return None
-    for found in kb.complete_notes(text, 10):
-        note = found.note
-        if wanted in (fold(note.title), fold(note.stem), *(fold(a) for a in note.aliases)):
-            return note
-    return None
-
-
-def written_target(
-    kb: KnowledgeBase, kind: str, note: Any, place: tuple[str, str] | None, file: Path
-) -> str:
-    if kind in ("wikilink", "embed"):
-        return wikilink_name(note, kb.stem_is_unique(note))
-    if kind in ("hugo-ref", "front-matter"):
-        return note.rel
-    if place is not None and place[0] == note.root:
-        return relative_target(place[1], note.rel)
-    return note.rel
 
 
 def prepare_rename(ls: KbLanguageServer, params: types.PrepareRenameParams) -> Any:

@@ -10,8 +10,9 @@ from typing import Any
 
 from lsprotocol import types
 
+from kb.lsp.actions import code_actions
 from kb.lsp.completion import completion, completion_resolve
-from kb.lsp.edits import code_actions, prepare_rename, rename
+from kb.lsp.edits import prepare_rename, rename
 from kb.lsp.navigation import definition, hover, references
 from kb.lsp.outline import document_links, document_symbols, folding_ranges, workspace_symbols
 

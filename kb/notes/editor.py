@@ -408,3 +408,26 @@ def _line(text: str, starts: list[int], line: int) -> str:
         return ""
     end = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
     return text[starts[line] : end]
+
+
+def link_label(line: str, link: PlacedLink) -> str:
+    """The text a link shows: ``[label](…)``'s label, a wikilink's ``|label`` or its
+    target; '' when it has none."""
+    if link.kind in ("wikilink", "embed"):
+        inner = line[link.end : link.outer_end]
+        bar = inner.find("|")
+        if bar != -1 and inner.endswith("]]"):
+            return inner[bar + 1 : -2].strip()
+        return link.target.strip()
+    if link.kind in ("markdown", "image"):
+        close = line.rfind("](", link.outer_start, link.start + 1)
+        opener = line.find("[", link.outer_start)
+        if close != -1 and opener != -1 and opener < close:
+            return line[opener + 1 : close].strip()
+    return ""
+
+
+def title_from_target(target: str) -> str:
+    """A title for the note a path names: its file stem, dashes and underscores as spaces."""
+    stem = posixpath.splitext(posixpath.basename(target.rstrip("/")))[0]
+    return " ".join(stem.replace("-", " ").replace("_", " ").split())

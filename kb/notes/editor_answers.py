@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -161,6 +162,67 @@ class EditorAnswers:
         ids = store.notes.ids_of(paths)
         return store.notes.names([ids[p] for p in paths if p in ids])
 
+    def buffer_mentions(self, buffer: Buffer, line: int, index: int) -> list[BufferMention]:
+        """The notes the open note names at (0-based ``line``, ``index``) without linking
+        to them (kb's mention rules), longest name first; with every place in the file."""
+        from kb.links.mentions import mention_places, normalise_name
+
+        lines = buffer.text.split("\n")
+        if not 0 <= line < len(lines):
+            return []
+        folded_line = normalise_name(lines[line])
+        keys = self.kept(
+            "mention-keys", lambda: _mention_keys(self.names(), self.config.mention_ignore)
+        )
+        linked = {link.target_id for link in buffer.links}
+        found = []
+        for folded, name, note in keys:
+            if folded not in folded_line or note.id in linked or note.id == buffer.note_id:
+                continue
+            places = [(n - 1, start, end) for n, start, end in mention_places(buffer.text, name)]
+            here = next((p for p in places if p[0] == line and p[1] <= index <= p[2]), None)
+            if here is not None:
+                found.append(BufferMention(note, name, here, places))
+        return sorted(found, key=lambda m: (-len(m.name), m.note.rel))
+
+    def new_note_draft(
+        self, kind: str, target: str, title: str, place: tuple[str, str]
+    ) -> tuple[Path, str] | None:
+        """Where the note a broken link (of ``kind``, to ``target``, from the note at
+        ``place``) asks for would be created, with ``kb new``'s template titled
+        ``title``; None when it cannot be (outside the root, not a note, there already)."""
+        import posixpath
+        from urllib.parse import unquote
+
+        from kb.notes.editing import new_note_name, new_note_text
+
+        root = next((r.path for r in self.config.roots if r.name == place[0]), None)
+        if root is None or not title.strip():
+            return None
+        if kind in ("wikilink", "embed") and "/" not in target:
+            folder = root / (self.config.new_notes_folder or ".")
+            try:
+                existing = {p.name.casefold() for p in folder.iterdir()}
+            except OSError:
+                existing = set()
+            file = folder / new_note_name(title, existing)
+        else:
+            written = unquote(target).strip()
+            if kind in ("markdown", "reference", "image"):
+                rel = posixpath.join(posixpath.dirname(place[1]), written)
+            else:
+                rel = written.lstrip("/")
+            rel = posixpath.normpath(rel)
+            if not posixpath.splitext(rel)[1]:
+                rel += ".md"
+            if rel.startswith("../") or rel in ("..", ".") or not rel.endswith(".md"):
+                return None
+            file = root / rel
+        resolved = file.resolve()
+        if file.exists() or (resolved != root.resolve() and root.resolve() not in resolved.parents):
+            return None
+        return file, new_note_text(title)
+
     def suggestions(self) -> Suggestions:
         """kb check's suggestions for broken links, built once per store change."""
         from kb.links.check import Suggestions
@@ -190,6 +252,34 @@ class EditorAnswers:
                 del self._values[old]
             self._values[key] = value
         return value
+
+
+@dataclass(frozen=True, slots=True)
+class BufferMention:
+    """An unlinked mention of ``note`` in the open note: the name, the place under the
+    cursor and every place in the file (0-based line, start, end: string indexes)."""
+
+    note: NoteName
+    name: str
+    here: tuple[int, int, int]
+    places: list[tuple[int, int, int]]
+
+
+def _mention_keys(names: list[NoteName], ignored: tuple[str, ...]) -> list[tuple[str, str, NoteName]]:
+    """(folded name, name, note) of every name that counts for mentions (kb's rules)."""
+    from kb.links.connections import INDEX_STEMS
+    from kb.links.mentions import is_common_name, mention_names, normalise_name
+
+    quiet = {normalise_name(name) for name in ignored}
+    keys = []
+    for note in names:
+        if note.stem.casefold() in INDEX_STEMS:
+            continue
+        for name in mention_names(note, []):
+            folded = normalise_name(name)
+            if folded not in quiet and not is_common_name(name):
+                keys.append((folded, name, note))
+    return keys
 
 
 def _stem_counts(names: list[NoteName]) -> dict[str, int]:
