@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from kb.notes.browse import Follow
     from kb.notes.buffer import Buffer, BufferProblem, LinkPlace, NoteCard
     from kb.notes.editor import RankedNote
-    from kb.notes.editor_answers import BufferMention, EditorAnswers
+    from kb.notes.editor_answers import BufferMention, EditorAnswers, TextChange
     from kb.notes.listing import KbStats, ListedNote, ListFilters, NoteDetails
     from kb.notes.naming import NoteRef
     from kb.notes.source import NoteSource
@@ -751,6 +751,18 @@ class KnowledgeBase:
     ) -> tuple[Path, str] | None:
         """The file and ``kb new`` text of the note a broken link asks for (not written)."""
         return self._editor.new_note_draft(kind, target, title, place)
+
+    @_store_errors
+    def rename_heading(
+        self,
+        file: Path,
+        buffer: Buffer,
+        line: int,
+        new_text: str,
+        text_of: Callable[[Path], str | None],
+    ) -> list[TextChange]:
+        """The edits renaming the open note's heading on ``line`` and every anchor to it."""
+        return self._editor.rename_heading(file, buffer, line, new_text, text_of)
 
     @_store_errors
     def suggested_notes(self, target: str, kind: str) -> list[NoteName]:

@@ -3,19 +3,23 @@ refusal, never half of one."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from kb.errors import KbError
 from kb.lsp.document import (
     Open,
     link_under,
     opened,
     uri_of,
 )
-from kb.lsp.positions import LineIndex
+from kb.lsp.positions import LineIndex, column_of_index
+from kb.models import Heading
 from kb.notes.buffer import normalise
+from kb.notes.editor import heading_at, heading_text_extent
 
 if TYPE_CHECKING:
     from kb.lsp.server import KbLanguageServer
@@ -37,6 +41,14 @@ def prepare_rename(ls: KbLanguageServer, params: types.PrepareRenameParams) -> A
     document = opened(ls, params.text_document.uri)
     if document is None or document.kb is None or document.file is None:
         return None
+    heading = heading_under(document, params.position)
+    if heading is not None:
+        line = heading.line - 1
+        extent = heading_text_extent(document.lines.line(line), heading)
+        if extent is not None:
+            return types.PrepareRenamePlaceholder(
+                range=document.range(line, *extent), placeholder=heading.text
+            )
     target = rename_target(document, params.position)
     if target is None:
         return None
@@ -45,6 +57,38 @@ def prepare_rename(ls: KbLanguageServer, params: types.PrepareRenameParams) -> A
     if name is None:
         return None
     return types.PrepareRenamePlaceholder(range=where, placeholder=name.rel)
+
+
+def heading_under(document: Open, position: types.Position) -> Heading | None:
+    """The heading on the cursor's line, unless the cursor is on a link or the heading
+    is the note's title (renaming that moves the note)."""
+    if link_under(document, position) is not None:
+        return None
+    line, _ = document.cursor(position)
+    parsed = document.buffer.parsed
+    heading = heading_at(parsed.headings, line)
+    if heading is None or (heading.level == 1 and heading.text == parsed.title):
+        return None
+    return heading
+
+
+def rename_heading(
+    ls: KbLanguageServer, document: Open, heading: Heading, new_name: str
+) -> types.WorkspaceEdit:
+    """The heading and every anchor that points to it, in one WorkspaceEdit."""
+    kb = document.kb
+    assert kb is not None and document.file is not None
+    changes = kb.rename_heading(
+        document.file, document.buffer, heading.line - 1, new_name, ls.text_at
+    )
+    by_file: dict[Path, list[types.TextEdit]] = {}
+    for change in changes:
+        start = column_of_index(change.text, change.start, ls.encoding)
+        end = column_of_index(change.text, change.end, ls.encoding)
+        where = types.Range(types.Position(change.line, start), types.Position(change.line, end))
+        by_file.setdefault(change.file, []).append(types.TextEdit(where, change.new))
+    uris = {file: document.uri if file == document.file else uri_of(file) for file in by_file}
+    return types.WorkspaceEdit(changes={uris[file]: edits for file, edits in by_file.items()})
 
 
 def rename_target(document: Open, position: types.Position) -> tuple[int, types.Range] | None:
@@ -70,6 +114,12 @@ def rename(ls: KbLanguageServer, params: types.RenameParams) -> types.WorkspaceE
     if document is None or document.kb is None or document.file is None:
         return None
     kb = document.kb
+    heading = heading_under(document, params.position)
+    if heading is not None:
+        try:
+            return rename_heading(ls, document, heading, params.new_name)
+        except KbError as exc:
+            raise RequestRefused(f"kb: {exc}") from None
     edit_caps = ls.client_capabilities.workspace and ls.client_capabilities.workspace.workspace_edit
     operations = (edit_caps.resource_operations or []) if edit_caps else []
     if not (

@@ -431,3 +431,65 @@ def title_from_target(target: str) -> str:
     """A title for the note a path names: its file stem, dashes and underscores as spaces."""
     stem = posixpath.splitext(posixpath.basename(target.rstrip("/")))[0]
     return " ".join(stem.replace("-", " ").replace("_", " ").split())
+
+
+# -- renaming a heading ------------------------------------------------------------------
+
+
+def anchor_extent(line: str, link: PlacedLink) -> tuple[int, int] | None:
+    """Where a link's ``#anchor`` stands on its line (after the ``#``), or None."""
+    if not link.anchor or link.end >= len(line) or line[link.end] != "#":
+        return None
+    start = link.end + 1
+    at = line.find(link.anchor, start)
+    if at == -1 or line[start:at].strip():
+        return None
+    return at, at + len(link.anchor)
+
+
+def own_anchor_extents(line: str, anchor: str) -> list[tuple[int, int]]:
+    """Where ``[x](#anchor)`` and ``[[#anchor]]`` (links within the note) name ``anchor``."""
+    found = []
+    for opener, stops in (("](#", ")"), ("[[#", "]|")):
+        at = line.find(opener + anchor)
+        while at != -1:
+            start = at + len(opener)
+            end = start + len(anchor)
+            if end == len(line) or line[end] in stops or line[end] in " \t":
+                found.append((start, end))
+            at = line.find(opener + anchor, end)
+    return found
+
+
+def heading_text_extent(line: str, heading: Heading) -> tuple[int, int] | None:
+    """Where a heading's text stands on its ``#`` line."""
+    match = re.match(r"^\s{0,3}#{1,6}\s+", line)
+    if match is None:
+        return None
+    at = line.find(heading.text, match.end())
+    return None if at == -1 else (at, at + len(heading.text))
+
+
+def anchor_names_heading(anchor: str, heading: Heading) -> bool:
+    """A link's anchor means this heading: its slug, or its text (a wikilink's way)."""
+    from urllib.parse import unquote
+
+    from kb.text import slugify
+
+    wanted = unquote(anchor).strip().casefold()
+    return wanted in (heading.slug.casefold(), heading.text.casefold()) or (
+        slugify(wanted) == heading.slug
+    )
+
+
+def renamed_anchor(anchor: str, kind: str, old: Heading, new: Heading) -> str:
+    """What an anchor to ``old`` becomes: the new text where it named the text (a
+    wikilink's ``[[note#Heading]]``), else the new slug (%-encoded if it was)."""
+    from urllib.parse import quote, unquote
+
+    by_text = unquote(anchor).strip().casefold() == old.text.casefold()
+    if by_text and kind in ("wikilink", "embed", "anchor"):
+        return new.text
+    if unquote(anchor) != anchor:  # written %-encoded: so is the new one
+        return quote(new.slug, safe="-_.~")
+    return new.slug

@@ -223,6 +223,88 @@ class EditorAnswers:
             return None
         return file, new_note_text(title)
 
+    def rename_heading(
+        self,
+        file: Path,
+        buffer: Buffer,
+        line: int,
+        new_text: str,
+        text_of: Callable[[Path], str | None],
+    ) -> list[TextChange]:
+        """The edits that rename the heading on 0-based ``line`` of the open note to
+        ``new_text``: the heading itself, the note's own anchors to it, and every anchor
+        of another note's link to it (all of them, or a UsageError naming the one kb
+        cannot place)."""
+        from kb.errors import UsageError
+        from kb.notes.buffer import normalise, parse_buffer
+        from kb.notes.editor import (
+            anchor_extent,
+            anchor_names_heading,
+            heading_at,
+            heading_text_extent,
+            own_anchor_extents,
+            placed_links,
+            renamed_anchor,
+        )
+
+        new_text = " ".join(new_text.split())
+        old = heading_at(buffer.parsed.headings, line)
+        lines = buffer.text.split("\n")
+        extent = heading_text_extent(lines[line], old) if old is not None else None
+        if old is None or extent is None or not new_text:
+            raise UsageError("no heading here to rename")
+        edited = lines[line][: extent[0]] + new_text + lines[line][extent[1] :]
+        reparsed = parse_buffer("\n".join([*lines[:line], edited, *lines[line + 1 :]]), buffer.rel or "note.md", self.config.typed_link_keys)
+        new = heading_at(reparsed.headings, line)
+        if new is None:
+            raise UsageError(f"'{new_text}' would not be a heading")
+        changes = [TextChange(file, line, extent[0], extent[1], new_text, lines[line])]
+        for link in buffer.parsed.links:  # the note's own [x](#slug) and [[#Heading]]
+            if link.kind == "anchor" and anchor_names_heading(link.anchor, old):
+                at = link.line - 1
+                for start, end in own_anchor_extents(lines[at], link.anchor):
+                    new_anchor = renamed_anchor(link.anchor, "wikilink" if lines[at][start - 3 : start] == "[[#" else "markdown", old, new)
+                    changes.append(TextChange(file, at, start, end, new_anchor, lines[at]))
+        if buffer.note_id is None:
+            return _unique(changes)
+        rows = [
+            r for r in self._store().links.backlinks(buffer.note_id)
+            if r.anchor and anchor_names_heading(r.anchor, old)
+        ]  # fmt: skip
+        from kb.links.check import file_of
+        from kb.parse.decode import BinaryFile, decode_note
+
+        by_file: dict[Path, list] = {}
+        for row in rows:
+            by_file.setdefault(file_of(self.config, row.source_path), []).append(row)
+        for source, found in sorted(by_file.items()):
+            if source == file:
+                continue  # the open text was read above
+            try:  # as the store read it: its lines are the rows' lines
+                text = normalise(decode_note(source.read_bytes()).text)
+            except (OSError, BinaryFile) as exc:
+                raise UsageError(f"{source}: cannot be read to rename its link") from exc
+            unsaved = text_of(source)
+            if unsaved is not None and normalise(unsaved) != text:
+                raise UsageError(f"{source} has unsaved changes; save it and rename again")
+            source_lines = text.split("\n")
+            placed = placed_links(text, parse_buffer(text, source.name, self.config.typed_link_keys), self.config.typed_link_keys)
+            for row in found:
+                at = row.line - 1
+                here = [
+                    p for p in placed
+                    if p.line == at and p.target == row.target and p.anchor == row.anchor
+                ]  # fmt: skip
+                if not here:
+                    raise UsageError(f"{source}:{row.line}: kb cannot place the link's anchor")
+                for placed_link in here:
+                    where = anchor_extent(source_lines[at], placed_link)
+                    if where is None:
+                        raise UsageError(f"{source}:{row.line}: kb cannot place the link's anchor")
+                    new_anchor = renamed_anchor(placed_link.anchor, placed_link.kind, old, new)
+                    changes.append(TextChange(source, at, *where, new_anchor, source_lines[at]))
+        return _unique(changes)
+
     def suggestions(self) -> Suggestions:
         """kb check's suggestions for broken links, built once per store change."""
         from kb.links.check import Suggestions
@@ -255,6 +337,19 @@ class EditorAnswers:
 
 
 @dataclass(frozen=True, slots=True)
+class TextChange:
+    """One edit of a file: 0-based line, start and end (string indexes in ``text``, the
+    line as the editor holds it), and the new text."""
+
+    file: Path
+    line: int
+    start: int
+    end: int
+    new: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
 class BufferMention:
     """An unlinked mention of ``note`` in the open note: the name, the place under the
     cursor and every place in the file (0-based line, start, end: string indexes)."""
@@ -280,6 +375,15 @@ def _mention_keys(names: list[NoteName], ignored: tuple[str, ...]) -> list[tuple
             if folded not in quiet and not is_common_name(name):
                 keys.append((folded, name, note))
     return keys
+
+
+def _unique(changes: list[TextChange]) -> list[TextChange]:
+    """Each place once, in file order; an anchor that stays as it is, left out."""
+    kept = {(c.file, c.line, c.start): c for c in changes}
+    return [
+        c for _, c in sorted(kept.items(), key=lambda item: (str(item[0][0]), *item[0][1:]))
+        if c.text[c.start : c.end] != c.new
+    ]  # fmt: skip
 
 
 def _stem_counts(names: list[NoteName]) -> dict[str, int]:
