@@ -84,6 +84,11 @@ class KbLanguageServer(LanguageServer):
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kb-check")
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.ingest_lock = threading.Lock()
+        self.queue_lock = threading.Lock()  # guards the four below
+        self.queued: set[Path] = set()
+        self.queued_all = False
+        self.queued_title = ""
+        self.drain_pending = False
         self.loop: asyncio.AbstractEventLoop | None = None
         # The last buffer read per document, reused while its text and the store are the
         # same (a hover, a definition and the diagnostics of one edit parse it once).
@@ -146,18 +151,40 @@ class KbLanguageServer(LanguageServer):
 
     def ingest_in_background(self, paths: list[Path], title: str) -> None:
         """Re-ingest ``paths`` (or every note, for an empty list) in the ingest thread,
-        then check the open notes again; never awaited by a request."""
+        then check the open notes again; never awaited by a request. Paths named while
+        an ingest runs wait for the next one, all together (a checkout's burst of
+        changes is one ingest, not one per file)."""
         kb = self.kb
         if kb is None:
             return
-        self.background.submit(self._ingest, kb, paths, title)
+        with self.queue_lock:
+            if paths:
+                self.queued.update(paths)
+            else:
+                self.queued_all = True
+            self.queued_title = title
+            if self.drain_pending:
+                return
+            self.drain_pending = True
+        self.background.submit(self._drain, kb)
+
+    def _drain(self, kb: KnowledgeBase) -> None:
+        with self.queue_lock:
+            paths = [] if self.queued_all else sorted(self.queued)
+            title = self.queued_title
+            if len(paths) > 1:
+                title = f"kb: ingesting {len(paths)} changed files"
+            self.queued.clear()
+            self.queued_all = False
+            self.drain_pending = False
+        self._ingest(kb, paths, title)
 
     def _ingest(self, kb: KnowledgeBase, paths: list[Path], title: str) -> None:
         progress = Progress(self, title)
         try:
             with self.ingest_lock:
                 if paths:
-                    stats = kb.ingest_changed(paths, lock_wait=30)
+                    stats = kb.ingest_changed(paths, lock_wait=30, progress=progress.update)
                 else:
                     stats = kb.ingest(progress=progress.update, lock_wait=30)
             progress.done(f"{getattr(stats, 'added', 0) + getattr(stats, 'updated', 0)} notes")
@@ -244,6 +271,7 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
         if not ls.kb.config.store_path.exists():
             ls.ingest_in_background([], "kb: building the store")
         ls.background.submit(_warm, ls.kb)
+        watch_notes(ls)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: KbLanguageServer, params: Any) -> None:
@@ -291,6 +319,39 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
 
     features.register(server, safely)
     return server
+
+
+WATCHED = "**/*.{md,markdown}"  # kb's note suffixes (kb.models.NOTE_SUFFIXES)
+
+
+def watch_notes(ls: KbLanguageServer) -> None:
+    """Ask a client that can (dynamic registration) to tell of note files changed on
+    disk, under each notes root; such changes are ingested as they come."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace else None
+    if ls.kb is None or watched is None or not watched.dynamic_registration:
+        return
+    if watched.relative_pattern_support:
+        patterns: list[Any] = [
+            types.RelativePattern(from_fs_path(str(root.path)) or root.path.as_uri(), WATCHED)
+            for root in ls.kb.config.roots
+        ]
+    else:
+        patterns = [WATCHED]  # matched anywhere; changes outside the roots are dropped
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern=p) for p in patterns]
+    )
+    registration = types.Registration(
+        id="kb-notes", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+    )
+
+    def registered(future: Any) -> None:
+        error = None if future.cancelled() else future.exception()
+        if error is not None:  # the client refused: saves still ingest
+            log.info("the client did not watch the notes: %s", _one_line(error))
+
+    future = ls.client_register_capability(types.RegistrationParams([registration]))
+    future.add_done_callback(registered)
 
 
 def _warm(kb: KnowledgeBase) -> None:
