@@ -84,6 +84,7 @@ class KbLanguageServer(LanguageServer):
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kb-check")
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.ingest_lock = threading.Lock()
+        self.started = False  # the store built (if missing) and the names warmed
         self.queue_lock = threading.Lock()  # guards the four below
         self.queued: set[Path] = set()
         self.queued_all = False
@@ -148,6 +149,16 @@ class KbLanguageServer(LanguageServer):
         return buffer
 
     # -- background work ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Once: build the store when there is none (with progress), and load what the
+        first completion needs."""
+        if self.started or self.kb is None:
+            return
+        self.started = True
+        if not self.kb.config.store_path.exists():
+            self.ingest_in_background([], "kb: building the store")
+        self.background.submit(_warm, self.kb)
 
     def ingest_in_background(self, paths: list[Path], title: str) -> None:
         """Re-ingest ``paths`` (or every note, for an empty list) in the ingest thread,
@@ -268,9 +279,7 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
                 types.ShowMessageParams(types.MessageType.Info, f"kb: {ls.kb_problem}")
             )
             return
-        if not ls.kb.config.store_path.exists():
-            ls.ingest_in_background([], "kb: building the store")
-        ls.background.submit(_warm, ls.kb)
+        ls.start()
         watch_notes(ls)
 
     @server.feature(types.SHUTDOWN)
@@ -284,6 +293,7 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
     def did_open(ls: KbLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         # After the usual pause: a request sent with the opening reads the buffer first,
         # and the check then reuses it.
+        ls.start()  # a client that never said `initialized` is served all the same
         ls.check_later(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
