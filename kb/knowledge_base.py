@@ -706,6 +706,11 @@ class KnowledgeBase:
         return self._editor.complete_notes(typed, limit)
 
     @_store_errors
+    def warm_editor(self, pause: Callable[[], None]) -> None:
+        """Build what completion needs now, ``pause`` letting requests go first."""
+        self._editor.warm(pause)
+
+    @_store_errors
     def editor_names(self) -> list[NoteName]:
         """Every note's names, kept until the store changes."""
         return self._editor.names()

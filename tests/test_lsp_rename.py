@@ -82,7 +82,7 @@ async def test_renaming_a_heading_edits_every_anchor_to_it(lsp: Session, home: P
     before = post.read_text(encoding="utf-8")
     after = applied(before, edit.changes[post_uri])
     assert "[[lecture-03-gpus#Roofline 模型]]" in after  # a wikilink names it by its text
-    changed = [(a, b) for a, b in zip(before.split("\n"), after.split("\n")) if a != b]
+    changed = [(a, b) for a, b in zip(before.split("\n"), after.split("\n"), strict=True) if a != b]
     assert len(changed) == 1  # the other links of that file point elsewhere
     assert post.read_text(encoding="utf-8") == before  # the editor applies it, not kb
 

@@ -10,11 +10,13 @@ a failure with an empty answer and one line on stderr, never a traceback.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import sys
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -35,7 +37,8 @@ from kb.lsp.progress import Progress
 
 log = logging.getLogger("kb.lsp")
 F = TypeVar("F", bound=Callable[..., Any])
-DIAGNOSTICS_DELAY = 0.15  # seconds of quiet typing before the open note is checked again
+DIAGNOSTICS_DELAY = 0.1  # seconds of quiet typing before the open note is checked again
+WARM_AFTER = 0.3  # seconds at most the warm-up waits for the first answer to go out
 
 
 _INVALID = object()  # a message that could not be read: answered already, then dropped
@@ -85,6 +88,9 @@ class KbLanguageServer(LanguageServer):
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.ingest_lock = threading.Lock()
         self.started = False  # the store built (if missing) and the names warmed
+        self._busy = 0  # requests being answered (the warm-up steps aside meanwhile)
+        self._busy_lock = threading.Lock()
+        self.answered = threading.Event()  # the first request has been answered
         self.queue_lock = threading.Lock()  # guards the four below
         self.queued: set[Path] = set()
         self.queued_all = False
@@ -148,6 +154,22 @@ class KbLanguageServer(LanguageServer):
         self.buffers[uri] = (text, generation, buffer)
         return buffer
 
+    @property
+    def busy(self) -> bool:
+        return self._busy > 0
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """While a request (or the open note's check) is being answered."""
+        with self._busy_lock:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._busy_lock:
+                self._busy -= 1
+            self.answered.set()
+
     # -- background work ---------------------------------------------------------------
 
     def start(self) -> None:
@@ -158,7 +180,7 @@ class KbLanguageServer(LanguageServer):
         self.started = True
         if not self.kb.config.store_path.exists():
             self.ingest_in_background([], "kb: building the store")
-        self.background.submit(_warm, self.kb)
+        self.background.submit(_warm, self, self.kb)
 
     def ingest_in_background(self, paths: list[Path], title: str) -> None:
         """Re-ingest ``paths`` (or every note, for an empty list) in the ingest thread,
@@ -207,6 +229,7 @@ class KbLanguageServer(LanguageServer):
             log.warning("ingest failed: %s", _one_line(exc))
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self.check_all_open)
+        _warm(self, kb)  # the names changed: completion's index is built again here
 
     def check_all_open(self) -> None:
         for uri in list(self.workspace.text_documents):
@@ -219,13 +242,17 @@ class KbLanguageServer(LanguageServer):
             waiting.cancel()
         self.pending[uri] = asyncio.ensure_future(self._check(uri, delay))
 
+    def _check_now(self, uri: str, text: str) -> list[types.Diagnostic]:
+        with self.answering():
+            return check_document(self, uri, text)
+
     async def _check(self, uri: str, delay: float) -> None:
         await asyncio.sleep(delay)
         text = self.open_text(uri)
         if text is None:
             return
         loop = asyncio.get_running_loop()
-        diagnostics = await loop.run_in_executor(self.checker, check_document, self, uri, text)
+        diagnostics = await loop.run_in_executor(self.checker, self._check_now, uri, text)
         if self.open_text(uri) == text:  # else a newer edit will publish its own
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
@@ -239,7 +266,8 @@ def safely(default: Callable[[], Any]) -> Callable[[F], F]:
         @functools.wraps(handler)
         def run(*args: Any) -> Any:
             try:
-                return handler(*args)
+                with args[0].answering():
+                    return handler(*args)
             except JsonRpcException:
                 raise  # the protocol's own error, for the client
             except KbError as exc:
@@ -364,10 +392,18 @@ def watch_notes(ls: KbLanguageServer) -> None:
     future.add_done_callback(registered)
 
 
-def _warm(kb: KnowledgeBase) -> None:
-    """Load what the first completion needs (names, pinyin) before it is asked."""
+def _warm(ls: KbLanguageServer, kb: KnowledgeBase) -> None:
+    """Build what completion needs (names, pinyin, the fuzzy index) before it is asked,
+    stepping aside whenever a request is being answered (they share one interpreter)."""
+
+    def pause() -> None:
+        while ls.busy:
+            time.sleep(0.002)
+
+    # The first answer goes first: the warm-up's CPU would only delay it.
+    ls.answered.wait(WARM_AFTER)
     try:
-        kb.complete_notes("zz", limit=1)
+        kb.warm_editor(pause)
     except Exception as exc:
         log.info("warming up: %s", _one_line(exc))
 

@@ -199,7 +199,7 @@ def name_keys(names: Iterable[NoteName]) -> list[NameKeys]:
     return [
         NameKeys(
             note,
-            tuple(_fold_width(k) for k in (note.title, note.stem, note.rel, *note.aliases)),
+            tuple(fold_width(k) for k in (note.title, note.stem, note.rel, *note.aliases)),
             _has_han(note.title),
         )
         for note in names
@@ -217,7 +217,7 @@ def rank_notes(
     pinyin of a Chinese title (full or initials); only when none of these finds a note,
     fuzzy matches by score (a typo: ``redis studdy``). Nothing
     typed: every note, by path."""
-    wanted = _fold_width(typed.strip())
+    wanted = fold_width(typed.strip())
     if not wanted:
         first = sorted(names, key=lambda n: n.note.rel)[:limit]
         return [RankedNote(n.note, "name") for n in first]
@@ -256,7 +256,7 @@ def _name_order(note: NoteName) -> tuple[int, str]:
     return (len(note.title), note.rel)
 
 
-def _fold_width(text: str) -> str:
+def fold_width(text: str) -> str:
     """Case- and width-folded (full-width Ｒｅｄｉｓ is Redis), spaces collapsed."""
     import unicodedata
 

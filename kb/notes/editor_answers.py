@@ -10,6 +10,7 @@ the store changes, the titles' pinyin for good (a title's pinyin never changes).
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,9 @@ from kb.notes.buffer import (
     backlink_places,
     buffer_problems,
     file_place,
+    normalise,
     note_card,
+    parse_text,
     read_buffer,
 )
 
@@ -31,11 +34,15 @@ if TYPE_CHECKING:
     from kb.config import Config
     from kb.links.check import Suggestions
     from kb.links.resolve import LinkIndex, NoteName
-    from kb.notes.editor import RankedNote
+    from kb.models import ParsedNote
+    from kb.notes.editor import NameKeys, PlacedLink, RankedNote
+    from kb.notes.name_index import NameIndex, PinyinSpeller
     from kb.notes.naming import NoteRef
     from kb.store import Store
 
 T = TypeVar("T")
+_PARSES_KEPT = 64  # texts whose parse is kept (the open notes, and a few more)
+_PARSE_KEPT_UNDER = 1_000_000  # characters: a bigger buffer is parsed each time
 
 
 class EditorAnswers:
@@ -64,6 +71,13 @@ class EditorAnswers:
         self._lock = threading.Lock()
         self._values: dict[tuple[str, int, int], object] = {}
         self._pinyin: dict[str, tuple[str, str]] = {}  # by title, kept across ingests
+        self._folded: dict[NoteName, NameKeys] = {}  # each name's folded keys, likewise
+        self._processed: dict[str, str] = {}  # names as rapidfuzz reads them, likewise
+        self._speller: PinyinSpeller | None = None
+        self._parsed: OrderedDict[tuple[str, str], tuple[ParsedNote, list[PlacedLink]]] = (
+            OrderedDict()
+        )  # the last texts parsed, newest last
+        self._building: dict[str, threading.Lock] = {}  # one builder per kept value
 
     def file_place(self, file: Path) -> tuple[str, str] | None:
         """The (root name, path in the root) of a file in a notes root; None outside."""
@@ -84,7 +98,24 @@ class EditorAnswers:
         stored = self.stored_note_at(file) if place else None
         index = self.link_index() if place else None
         name = index.notes.get(stored.id) if index is not None and stored else None
-        return read_buffer(text, place, name, index, self.config.typed_link_keys)
+        text = normalise(text)
+        keys = self.config.typed_link_keys
+        # The parse is kept by text, across store changes (only links resolve anew): an
+        # ingest checks every open note again, each without parsing it.
+        key = (text, place[1] if place else "note.md")
+        with self._lock:
+            parsed = self._parsed.get(key)
+        if parsed is None:
+            parsed = parse_text(text, key[1], keys)
+            if len(text) <= _PARSE_KEPT_UNDER:
+                with self._lock:
+                    self._parsed[key] = parsed
+                    while len(self._parsed) > _PARSES_KEPT:
+                        self._parsed.popitem(last=False)
+        else:
+            with self._lock:
+                self._parsed.move_to_end(key)
+        return read_buffer(text, place, name, index, keys, parsed)
 
     def buffer_problems(self, buffer: Buffer) -> list[BufferProblem]:
         """What kb check reports for the open note, placed in its text."""
@@ -104,19 +135,40 @@ class EditorAnswers:
 
     def complete_notes(self, typed: str, limit: int = 50) -> list[RankedNote]:
         """Notes for what was typed after ``[[`` (or ``](``), ranked by the naming rule."""
-        from kb.notes.editor import name_keys, rank_notes
-        from kb.notes.naming import title_pinyin
+        return self.name_index().rank(typed, self._pinyin_of, limit)
 
-        names = self.kept("keys", lambda: name_keys(self.names()))
-        pinyin = self._pinyin
+    def name_index(self) -> NameIndex:
+        """Every note's names indexed for completion, kept until the store changes (a
+        rebuild folds again only the names that changed)."""
+        from kb.notes.name_index import index_names
 
-        def pinyin_of(note: NoteName) -> tuple[str, str]:
-            found = pinyin.get(note.title)
-            if found is None:
-                found = pinyin[note.title] = title_pinyin(note.title)
-            return found
+        return self.kept(
+            "name-index", lambda: index_names(self.names(), self._folded, self._processed)
+        )
 
-        return rank_notes(names, typed, pinyin_of, limit)
+    def warm(self, pause: Callable[[], None] = lambda: None) -> None:
+        """Build now what completion and diagnostics need (the names, their pinyin, the
+        fuzzy index, kb check's suggestions), calling ``pause`` between steps so that
+        requests go first."""
+        pause()
+        index = self.name_index()
+        pause()
+        index.build_pinyin(self._pinyin_of)
+        pause()
+        index.build_fuzzy()
+        pause()
+        self.suggestions()  # what diagnostics of a broken link suggest
+
+    def _pinyin_of(self, note: NoteName) -> tuple[str, str]:
+        """``title_pinyin`` of the note's title (kept: a title's pinyin never changes)."""
+        found = self._pinyin.get(note.title)
+        if found is None:
+            if self._speller is None:
+                from kb.notes.name_index import PinyinSpeller
+
+                self._speller = PinyinSpeller()
+            found = self._pinyin[note.title] = self._speller(note.title)
+        return found
 
     def names(self) -> list[NoteName]:
         """Every note's names, kept until the store changes."""
@@ -254,7 +306,11 @@ class EditorAnswers:
         if old is None or extent is None or not new_text:
             raise UsageError("no heading here to rename")
         edited = lines[line][: extent[0]] + new_text + lines[line][extent[1] :]
-        reparsed = parse_buffer("\n".join([*lines[:line], edited, *lines[line + 1 :]]), buffer.rel or "note.md", self.config.typed_link_keys)
+        reparsed = parse_buffer(
+            "\n".join([*lines[:line], edited, *lines[line + 1 :]]),
+            buffer.rel or "note.md",
+            self.config.typed_link_keys,
+        )
         new = heading_at(reparsed.headings, line)
         if new is None:
             raise UsageError(f"'{new_text}' would not be a heading")
@@ -263,7 +319,12 @@ class EditorAnswers:
             if link.kind == "anchor" and anchor_names_heading(link.anchor, old):
                 at = link.line - 1
                 for start, end in own_anchor_extents(lines[at], link.anchor):
-                    new_anchor = renamed_anchor(link.anchor, "wikilink" if lines[at][start - 3 : start] == "[[#" else "markdown", old, new)
+                    new_anchor = renamed_anchor(
+                        link.anchor,
+                        "wikilink" if lines[at][start - 3 : start] == "[[#" else "markdown",
+                        old,
+                        new,
+                    )
                     changes.append(TextChange(file, at, start, end, new_anchor, lines[at]))
         if buffer.note_id is None:
             return _unique(changes)
@@ -288,7 +349,11 @@ class EditorAnswers:
             if unsaved is not None and normalise(unsaved) != text:
                 raise UsageError(f"{source} has unsaved changes; save it and rename again")
             source_lines = text.split("\n")
-            placed = placed_links(text, parse_buffer(text, source.name, self.config.typed_link_keys), self.config.typed_link_keys)
+            placed = placed_links(
+                text,
+                parse_buffer(text, source.name, self.config.typed_link_keys),
+                self.config.typed_link_keys,
+            )
             for row in found:
                 at = row.line - 1
                 here = [
@@ -323,12 +388,18 @@ class EditorAnswers:
         return cast("LinkIndex", kept[1])
 
     def kept(self, name: str, build: Callable[[], T]) -> T:
-        """A value kept for every thread until the store changes."""
+        """A value kept for every thread until the store changes, built once (a thread
+        asking while another builds it waits for that one)."""
         key = (name, self._store().generation, self._epoch())
         with self._lock:
             if key in self._values:
                 return cast(T, self._values[key])
-        value = build()
+            building = self._building.setdefault(name, threading.Lock())
+        with building:
+            with self._lock:
+                if key in self._values:
+                    return cast(T, self._values[key])
+            value = build()
         with self._lock:
             for old in [k for k in self._values if k[0] == name]:
                 del self._values[old]
@@ -360,7 +431,9 @@ class BufferMention:
     places: list[tuple[int, int, int]]
 
 
-def _mention_keys(names: list[NoteName], ignored: tuple[str, ...]) -> list[tuple[str, str, NoteName]]:
+def _mention_keys(
+    names: list[NoteName], ignored: tuple[str, ...]
+) -> list[tuple[str, str, NoteName]]:
     """(folded name, name, note) of every name that counts for mentions (kb's rules)."""
     from kb.links.connections import INDEX_STEMS
     from kb.links.mentions import is_common_name, mention_names, normalise_name
