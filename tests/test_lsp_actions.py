@@ -5,6 +5,7 @@ it says it can."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -150,3 +151,23 @@ async def test_add_a_link_to_a_related_note_with_its_reason(lsp: Session, home: 
     (edit,) = first.edit.changes[uri]
     assert edit.range.start == edit.range.end == t.Position(last, 0)
     assert edit.new_text.startswith("[") and ".md)" in edit.new_text
+
+
+async def test_a_created_note_is_ingested_once_the_editor_writes_it(
+    lsp: Session, home: Path
+) -> None:
+    # An editor may apply the creation and tell nothing (Neovim 0.7 neither attaches
+    # the new buffer nor watches files): the server looks for the file it proposed.
+    uri = lsp.open(home / "notes/posts/act-g.md", "[[流水线并行的气泡]]\n")
+    create = titled(await actions_at(lsp, uri, 0, 4), "Create the note")
+    assert create.edit and create.edit.document_changes
+    made, filled = create.edit.document_changes
+    assert isinstance(made, t.CreateFile) and isinstance(filled, t.TextDocumentEdit)
+    Path(to_fs_path(made.uri) or "").write_text(filled.edits[0].new_text, encoding="utf-8")
+    draft = lsp.open(home / "notes/posts/act-h.md", "[[流水线并行\n")
+    for _ in range(100):
+        labels = [item.label for item in await lsp.complete(draft, 0, 8)]
+        if "流水线并行的气泡" in labels:
+            break
+        await asyncio.sleep(0.1)
+    assert "流水线并行的气泡" in labels

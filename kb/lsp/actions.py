@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from kb.links.resolve import NoteName, fold
-from kb.lsp.document import Open, link_under, opened, uri_of
+from kb.lsp.document import Open, applies_file_operation, link_under, opened, uri_of
 from kb.notes.buffer import BufferLink
 from kb.notes.editor import (
     WIKILINK,
@@ -86,10 +86,7 @@ def _replace_broken(
 
 def _can_create_files(ls: KbLanguageServer) -> bool:
     """The client applies a file creation with text edits as one workspace edit."""
-    workspace = ls.client_capabilities.workspace
-    caps = workspace.workspace_edit if workspace else None
-    operations = (caps.resource_operations or []) if caps else []
-    return bool(caps and caps.document_changes and types.ResourceOperationKind.Create in operations)
+    return applies_file_operation(ls, types.ResourceOperationKind.Create)
 
 
 def _creation(file: Path, text: str, *more: types.TextDocumentEdit) -> types.WorkspaceEdit:
@@ -129,6 +126,7 @@ def _create_missing(
     if draft is None:
         return []
     file, text = draft
+    ls.expect_changes([file])
     where = kb.file_place(file)
     shown = where[1] if where else file.name
     return [
@@ -169,6 +167,7 @@ def _link_selection(
     if draft is None:
         return []
     file, text = draft
+    ls.expect_changes([file])
     new_place = kb.file_place(file)
     if new_place is None:
         return []

@@ -140,3 +140,13 @@ def escape_markdown(text: str) -> str:
     for char in text:
         out.append("\\" + char if char in "\\`*_{}[]<>()#+-.!|~" else char)
     return "".join(out)
+
+
+def applies_file_operation(ls: KbLanguageServer, operation: types.ResourceOperationKind) -> bool:
+    """The client applies ``operation`` (create, rename) with text edits as one workspace
+    edit. Resource operations exist only inside ``documentChanges``, so a client naming
+    them applies those even when it does not also say ``documentChanges: true``
+    (Neovim 0.7 does not)."""
+    workspace = ls.client_capabilities.workspace
+    caps = workspace.workspace_edit if workspace else None
+    return bool(caps and operation in (caps.resource_operations or []))

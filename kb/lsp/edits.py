@@ -12,6 +12,7 @@ from pygls.exceptions import JsonRpcException
 from kb.errors import KbError
 from kb.lsp.document import (
     Open,
+    applies_file_operation,
     link_under,
     opened,
     uri_of,
@@ -88,6 +89,7 @@ def rename_heading(
         where = types.Range(types.Position(change.line, start), types.Position(change.line, end))
         by_file.setdefault(change.file, []).append(types.TextEdit(where, change.new))
     uris = {file: document.uri if file == document.file else uri_of(file) for file in by_file}
+    ls.expect_changes(list(by_file))
     return types.WorkspaceEdit(changes={uris[file]: edits for file, edits in by_file.items()})
 
 
@@ -120,13 +122,7 @@ def rename(ls: KbLanguageServer, params: types.RenameParams) -> types.WorkspaceE
             return rename_heading(ls, document, heading, params.new_name)
         except KbError as exc:
             raise RequestRefused(f"kb: {exc}") from None
-    edit_caps = ls.client_capabilities.workspace and ls.client_capabilities.workspace.workspace_edit
-    operations = (edit_caps.resource_operations or []) if edit_caps else []
-    if not (
-        edit_caps
-        and edit_caps.document_changes
-        and types.ResourceOperationKind.Rename in operations
-    ):
+    if not applies_file_operation(ls, types.ResourceOperationKind.Rename):
         raise RequestRefused(
             "kb: this editor cannot rename a file inside one workspace edit, so the rename "
             "would be half done; use 'kb mv' in a terminal"
@@ -173,4 +169,5 @@ def rename(ls: KbLanguageServer, params: types.RenameParams) -> types.WorkspaceE
             )
         )
     changes.append(types.RenameFile(old_uri=uri_of(plan.source), new_uri=uri_of(plan.destination)))
+    ls.expect_changes([plan.source, plan.destination, *(f.path for f in plan.files)])
     return types.WorkspaceEdit(document_changes=changes)

@@ -38,6 +38,7 @@ from kb.lsp.progress import Progress
 log = logging.getLogger("kb.lsp")
 F = TypeVar("F", bound=Callable[..., Any])
 DIAGNOSTICS_DELAY = 0.1  # seconds of quiet typing before the open note is checked again
+EXPECT_FOR = 60.0  # seconds the files of a proposed workspace edit are looked at
 WARM_AFTER = 0.3  # seconds at most the warm-up waits for the first answer to go out
 
 
@@ -91,6 +92,8 @@ class KbLanguageServer(LanguageServer):
         self._busy = 0  # requests being answered (the warm-up steps aside meanwhile)
         self._busy_lock = threading.Lock()
         self.answered = threading.Event()  # the first request has been answered
+        # files a proposed workspace edit changes: until when, and their stamp before
+        self.expected: dict[Path, tuple[float, tuple[int, int] | None]] = {}
         self.queue_lock = threading.Lock()  # guards the four below
         self.queued: set[Path] = set()
         self.queued_all = False
@@ -231,6 +234,33 @@ class KbLanguageServer(LanguageServer):
             self.loop.call_soon_threadsafe(self.check_all_open)
         _warm(self, kb)  # the names changed: completion's index is built again here
 
+    def expect_changes(self, files: list[Path]) -> None:
+        """Files a workspace edit kb proposed will change (a note created, moved, its
+        links edited): each is ingested once it changes on disk. An editor applying the
+        edit may tell nothing (Neovim 0.7 neither attaches the buffers it creates nor
+        watches files), so they are looked at each second, for a minute."""
+        first = not self.expected
+        until = time.monotonic() + EXPECT_FOR
+        for file in files:
+            self.expected[file] = (until, _stamp(file))
+        if first and self.expected and self.loop is not None:
+            self.loop.call_later(1.0, self._look_for_expected)
+
+    def _look_for_expected(self) -> None:
+        now = time.monotonic()
+        changed = []
+        for file, (until, stamp) in list(self.expected.items()):
+            new = _stamp(file)
+            if new != stamp and (new is None or new[0] > 0):  # gone, or written
+                changed.append(file)
+                del self.expected[file]
+            elif now > until:
+                del self.expected[file]
+        if changed:
+            self.ingest_in_background(changed, "kb: ingesting the edited notes")
+        if self.expected and self.loop is not None:
+            self.loop.call_later(1.0, self._look_for_expected)
+
     def check_all_open(self) -> None:
         for uri in list(self.workspace.text_documents):
             self.check_later(uri, delay=0)
@@ -257,6 +287,15 @@ class KbLanguageServer(LanguageServer):
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
             )
+
+
+def _stamp(file: Path) -> tuple[int, int] | None:
+    """(size, mtime in ns) of a file, None when there is none."""
+    try:
+        stat = file.stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
 
 
 def safely(default: Callable[[], Any]) -> Callable[[F], F]:
