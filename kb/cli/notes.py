@@ -17,6 +17,8 @@ from kb.cli.search import SearchCommand
 from kb.errors import KbError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from kb.knowledge_base import KnowledgeBase
     from kb.notes.listing import ListedNote, NoteDetails
     from kb.notes.views import TagNode
@@ -107,10 +109,11 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
 @click.argument("note", shell_complete=complete_note)
 @click.option("--raw", is_flag=True, help="Print the Markdown as written, even on a terminal.")
 @click.option("--json", "as_json", is_flag=True, help="Print the note's fields as JSON.")
+@click.option("--no-pager", is_flag=True, help="Never page a long note through $PAGER.")
 @click.pass_context
-def show(ctx: click.Context, note: str, raw: bool, as_json: bool) -> None:
-    """Show NOTE: rendered on a terminal, its Markdown file as written when piped or
-    with --raw, its fields with --json.
+def show(ctx: click.Context, note: str, raw: bool, as_json: bool, no_pager: bool) -> None:
+    """Show NOTE: rendered on a terminal (through $PAGER when longer than the screen),
+    its Markdown file as written when piped or with --raw, its fields with --json.
 
     NOTE is a path (from this folder or the notes root, .md optional), a title, an alias,
     a file name, a close misspelling or the pinyin of a Chinese title (xcgs). Exit codes:
@@ -124,48 +127,30 @@ def show(ctx: click.Context, note: str, raw: bool, as_json: bool) -> None:
     details = kb.note_details(kb.find_note(note))
     if as_json:
         click.echo(json_text(details.as_json(os.path.relpath(details.file)), indent=2))
-    elif raw or not sys.stdout.isatty():
-        click.echo(strip_controls(details.markdown).rstrip("\n"))
     else:
-        _render_note(details)
+        from kb.cli.pager import show_rendered, stdout_is_terminal  # show alone pages
+
+        if raw or not stdout_is_terminal():
+            click.echo(strip_controls(details.markdown).rstrip("\n"))
+        else:
+            show_rendered(lambda console: _render_note(details, console), pager=not no_pager)
 
 
-def _render_note(details: NoteDetails) -> None:
+def _render_note(details: NoteDetails, console: Console) -> None:
     """The note's body as Rich renders Markdown, under its title, date, path and tags.
     Note text is never read as Rich markup, and links are shown, not made hyperlinks."""
-    from rich.console import Console
     from rich.markdown import Markdown
     from rich.text import Text
 
     from kb.notes.listing import markdown_body
     from kb.text import clean_text, one_line
 
-    _break_lines_the_kb_way()
-    console = Console(color_system="auto" if use_color() else None, highlight=False)
     console.print(Text(one_line(details.title), style="bold"))
     tags = " ".join(f"#{one_line(tag)}" for tag in details.tags)
     meta = [(details.date or "")[:10], one_line(details.path), tags]
     console.print(Text("  ".join(part for part in meta if part), style="dim"))
     console.print()
     console.print(Markdown(clean_text(markdown_body(details.markdown)), hyperlinks=False))
-
-
-def _break_lines_the_kb_way() -> None:
-    """Rich wraps only at spaces, so Chinese lines end half empty and a Latin word glued to
-    Chinese is split; point the name Rich's Text calls at kb's line breaker instead (as
-    the app does, kb/tui/wrapping.py). Only where lines break changes, never the text."""
-    import rich.text
-
-    from kb.linebreak import break_lines
-
-    spaces_only = rich.text.divide_line
-
-    def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
-        if width < 1:
-            return spaces_only(text, width, fold)
-        return [start for start, _ in break_lines(text, width)[1:]]
-
-    rich.text.divide_line = divide_line
 
 
 def _note_option(name: str, help_text: str) -> Any:

@@ -111,6 +111,11 @@ The query language (kb help query for all of it):
     is_flag=True,
     help="The words as typed: no typos, partial words, inflections or glossary partners.",
 )
+@click.option(
+    "--lexical",
+    is_flag=True,
+    help="The words only: no search by meaning for this search (--exact implies it).",
+)
 @click.pass_context
 def search(
     ctx: click.Context,
@@ -121,6 +126,7 @@ def search(
     print0: bool,
     every: bool,
     exact: bool,
+    lexical: bool,
 ) -> None:
     """Search notes with the query language summed up below.
 
@@ -132,7 +138,9 @@ def search(
         raise click.UsageError("--print0 prints paths; it does not go with --json")
     kb = open_kb(ctx)
     # One more than asked tells whether the list was cut, without counting every match.
-    results = kb.search(" ".join(query), limit=_EVERY if every else limit + 1, exact=exact)
+    results = kb.search(
+        " ".join(query), limit=_EVERY if every else limit + 1, exact=exact, lexical=lexical
+    )
     if results.warning:
         click.echo(f"kb: warning: {results.warning}", err=True)
     for notice in results.notices:
@@ -195,7 +203,11 @@ def _print_hits(hits: list[SearchHit]) -> None:
             f"{click.style(path, fg='cyan') if color else path}  "
             f"{click.style(tags, dim=True) if color else tags}".rstrip()
         )
-        click.echo(highlight(hit.snippet, hit.highlights, color))
+        if hit.near:  # found by meaning: the passage nearest the query, not the words
+            near = f"≈ {one_line(hit.near)}"
+            click.echo(click.style(near, fg="magenta") if color else near)
+        else:
+            click.echo(highlight(hit.snippet, hit.highlights, color))
         if hit.missing:
             lacks = "without " + ", ".join(one_line(w) for w in hit.missing)
             click.echo(click.style(lacks, dim=True) if color else lacks)
