@@ -7,7 +7,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from kb.config import CONFIG_NAME, Config, load_config
 from kb.errors import KbError, StoreError, UsageError, os_error_message
@@ -17,7 +17,7 @@ from kb.store import Store, check_location, store_errors
 if TYPE_CHECKING:
     from kb.engines.contract import EngineEntry, SearchEngine
     from kb.ingest.run import IngestStats, ProgressCallback
-    from kb.links.check import CheckProblem, Suggestions
+    from kb.links.check import CheckProblem
     from kb.links.connections import Connections, Mention, Related
     from kb.links.graph import Graph
     from kb.links.moving import MovePlan
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from kb.notes.browse import Follow
     from kb.notes.buffer import Buffer, BufferProblem, LinkPlace, NoteCard
     from kb.notes.editor import RankedNote
+    from kb.notes.editor_answers import BufferMention, EditorAnswers, TextChange
     from kb.notes.guarded import GuardedNotes
     from kb.notes.listing import KbStats, ListedNote, ListFilters, NoteDetails
     from kb.notes.naming import NoteRef
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
-T = TypeVar("T")
 
 
 def _store_errors(
@@ -67,8 +67,6 @@ class KnowledgeBase:
         self._epoch = 0  # bumped when every thread must reopen its reader (a store rebuilt)
         self._lock = threading.Lock()  # guards the shared caches below and _readers
         self._related_cache: dict[tuple[int, int, int], list[Related]] = {}
-        self._editor_values: dict[tuple[str, int, int], object] = {}  # for kb lsp
-        self._pinyin: dict[str, tuple[str, str]] = {}  # for kb lsp: titles in pinyin
 
     @classmethod
     def open(cls, home: Path | str | None = None, cwd: Path | None = None) -> KnowledgeBase:
@@ -681,150 +679,112 @@ class KnowledgeBase:
         return self._guarded.move(ref, new_path, expected_hash)
 
     # -- for kb lsp --------------------------------------------------------------------
-    # What the editor server asks: the open note (unsaved text) resolved and checked as
-    # ingest and kb check would, names for completion, a note's card, its backlinks.
+    # What the editor server asks (kb/notes/editor_answers.py answers): the open note
+    # (unsaved text) resolved and checked as ingest and kb check would, names for
+    # completion, a note's card, its backlinks.
+
+    @functools.cached_property
+    def _editor(self) -> EditorAnswers:
+        # Only the editor server asks: the module stays out of every other command's start.
+        from kb.notes.editor_answers import EditorAnswers
+
+        return EditorAnswers(
+            self.config, lambda: self._store, lambda: self._epoch, self._link_index,
+            self.note_ref, self.note_file,
+        )  # fmt: skip
 
     def file_place(self, file: Path) -> tuple[str, str] | None:
         """The (root name, path in the root) of a file in a notes root; None outside."""
-        from kb.notes.buffer import file_place
-
-        return file_place(file, {root.name: root.path for root in self.config.roots})
+        return self._editor.file_place(file)
 
     @_store_errors
     def stored_note_at(self, file: Path) -> NoteRef | None:
         """The stored note whose file is ``file``; None when there is none."""
-        place = self.file_place(file)
-        if place is None:
-            return None
-        path = f"{place[0]}/{place[1]}" if self.config.prefixed else place[1]
-        note_id = self._store.notes.ids_of([path]).get(path)
-        return None if note_id is None else self.note_ref(note_id)
+        return self._editor.stored_note_at(file)
 
     @_store_errors
     def read_buffer(self, file: Path, text: str) -> Buffer:
         """The open note ``file`` as the editor holds it, its links resolved."""
-        from kb.notes.buffer import read_buffer
-
-        place = self.file_place(file)
-        stored = self.stored_note_at(file) if place else None
-        index = self._editor_link_index() if place else None
-        name = index.notes.get(stored.id) if index is not None and stored else None
-        return read_buffer(text, place, name, index, self.config.typed_link_keys)
+        return self._editor.read_buffer(file, text)
 
     @_store_errors
     def buffer_problems(self, buffer: Buffer) -> list[BufferProblem]:
         """What kb check reports for the open note, placed in its text."""
-        from kb.links.check import link_problem
-        from kb.notes.buffer import buffer_problems
-
-        store = self._store
-        suggest = self._editor_cache("suggestions", lambda: _check_suggestions(store))
-
-        def word(row: object) -> tuple[str, str]:
-            problem = link_problem(row, store, suggest)  # type: ignore[arg-type]
-            return problem.kind, problem.message
-
-        path = None
-        if buffer.root is not None and buffer.rel is not None:
-            path = f"{buffer.root}/{buffer.rel}" if self.config.prefixed else buffer.rel
-        return buffer_problems(buffer, store, word, path)
+        return self._editor.buffer_problems(buffer)
 
     @_store_errors
     def complete_notes(self, typed: str, limit: int = 50) -> list[RankedNote]:
         """Notes for what was typed after ``[[`` (or ``](``), ranked by the naming rule."""
-        from kb.notes.editor import name_keys, rank_notes
-        from kb.notes.naming import title_pinyin
+        return self._editor.complete_notes(typed, limit)
 
-        names = self._editor_cache("keys", lambda: name_keys(self.editor_names()))
-        pinyin = self._pinyin  # by title, kept across ingests: a title's pinyin never changes
-
-        def pinyin_of(note: NoteName) -> tuple[str, str]:
-            found = pinyin.get(note.title)
-            if found is None:
-                found = pinyin[note.title] = title_pinyin(note.title)
-            return found
-
-        return rank_notes(names, typed, pinyin_of, limit)
+    @_store_errors
+    def warm_editor(self, pause: Callable[[], None]) -> None:
+        """Build what completion needs now, ``pause`` letting requests go first."""
+        self._editor.warm(pause)
 
     @_store_errors
     def editor_names(self) -> list[NoteName]:
         """Every note's names, kept until the store changes."""
-        return self._editor_cache("names", self._store.notes.names)
+        return self._editor.names()
 
     @_store_errors
     def stem_is_unique(self, note: NoteName) -> bool:
-        from kb.links.resolve import fold
-
-        counts = self._editor_cache("stems", lambda: _stem_counts(self.editor_names()))
-        return counts.get(fold(note.stem), 0) <= 1
+        """No other note has this note's file stem (a wikilink may name it by the stem)."""
+        return self._editor.stem_is_unique(note)
 
     @_store_errors
     def note_name(self, note_id: int) -> NoteName | None:
-        found = self._store.notes.names([note_id])
-        return found[0] if found else None
+        return self._editor.note_name(note_id)
 
     @_store_errors
     def note_headings(self, note_id: int) -> list[tuple[int, str, str, int]]:
         """A note's headings: (level, text, slug, 1-based line)."""
-        return [tuple(h) for h in self._store.notes.headings(note_id)]  # type: ignore[misc]
+        return self._editor.note_headings(note_id)
 
     @_store_errors
     def note_card(self, note_id: int) -> NoteCard:
         """What hovering a link to a note shows."""
-        from kb.notes.buffer import note_card
-
-        return note_card(self._store, note_id, self.note_file)
+        return self._editor.note_card(note_id)
 
     @_store_errors
     def backlink_places(
         self, note_id: int, text_of: Callable[[Path], str | None]
     ) -> list[LinkPlace]:
-        """Every link to a note, placed in its file (``text_of`` gives an open file's
-        unsaved text, else None and the file is read)."""
-        from kb.links.check import file_of
-        from kb.notes.buffer import backlink_places
-
-        rows = self._store.links.backlinks(note_id)
-        return backlink_places(rows, lambda path: file_of(self.config, path), text_of)
+        """Every link to a note placed in its file (``text_of``: an open file's text)."""
+        return self._editor.backlink_places(note_id, text_of)
 
     @_store_errors
     def notes_tagged(self, tag: str) -> list[NoteRef]:
         """The notes carrying ``tag`` (any case), by path."""
-        ids = self._store.notes.filter_ids("tag", tag)
-        return sorted((self.note_ref(i) for i in ids), key=lambda n: n.path)
+        return self._editor.notes_tagged(tag)
+
+    @_store_errors
+    def buffer_mentions(self, buffer: Buffer, line: int, index: int) -> list[BufferMention]:
+        """Notes the open note names at the cursor without linking them (kb's mentions)."""
+        return self._editor.buffer_mentions(buffer, line, index)
+
+    def new_note_draft(
+        self, kind: str, target: str, title: str, place: tuple[str, str]
+    ) -> tuple[Path, str] | None:
+        """The file and ``kb new`` text of the note a broken link asks for (not written)."""
+        return self._editor.new_note_draft(kind, target, title, place)
+
+    @_store_errors
+    def rename_heading(
+        self,
+        file: Path,
+        buffer: Buffer,
+        line: int,
+        new_text: str,
+        text_of: Callable[[Path], str | None],
+    ) -> list[TextChange]:
+        """The edits renaming the open note's heading on ``line`` and every anchor to it."""
+        return self._editor.rename_heading(file, buffer, line, new_text, text_of)
 
     @_store_errors
     def suggested_notes(self, target: str, kind: str) -> list[NoteName]:
         """The notes kb check suggests for a broken link to ``target``."""
-        store = self._store
-        suggest = self._editor_cache("suggestions", lambda: _check_suggestions(store))
-        paths = suggest.close_to(target, kind)
-        ids = store.notes.ids_of(paths)
-        return store.notes.names([ids[p] for p in paths if p in ids])
-
-    def _editor_link_index(self) -> LinkIndex:
-        """A link index for this thread, kept until the store changes (it fills itself
-        from the store as links ask, so a new one per keystroke would read them again)."""
-        generation = self.generation()
-        kept = getattr(self._local, "editor_index", None)
-        if kept is None or kept[0] != (generation, self._epoch):
-            kept = ((generation, self._epoch), self._link_index())
-            self._local.editor_index = kept
-        return kept[1]
-
-    def _editor_cache(self, name: str, build: Callable[[], T]) -> T:
-        """A value kept for every thread until the store changes."""
-        key = (name, self.generation(), self._epoch)
-        with self._lock:
-            if key in self._editor_values:
-                return cast(T, self._editor_values[key])
-        value = build()
-        with self._lock:
-            stale = [k for k in self._editor_values if k[0] == name]
-            for old in stale:
-                del self._editor_values[old]
-            self._editor_values[key] = value
-        return value
+        return self._editor.suggested_notes(target, kind)
 
 
 class _Reader:
@@ -863,20 +823,3 @@ def _chosen_engine(path: Path) -> str | None:
         return None
     finally:
         store.close()
-
-
-def _check_suggestions(store: Store) -> Suggestions:
-    """kb check's suggestions for broken links (for kb lsp: built once per store change)."""
-    from kb.links.check import Suggestions
-
-    return Suggestions(store)
-
-
-def _stem_counts(names: list[NoteName]) -> dict[str, int]:
-    from kb.links.resolve import fold
-
-    counts: dict[str, int] = {}
-    for name in names:
-        key = fold(name.stem)
-        counts[key] = counts.get(key, 0) + 1
-    return counts

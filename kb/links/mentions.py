@@ -345,3 +345,26 @@ def _shared_folders(note: NoteName, source: NoteText) -> int:
 def _may_name(pattern: re.Pattern[str], text: str) -> bool:
     """Whether the stored text has the name at all (any case, any width)."""
     return bool(pattern.search(text) or pattern.search(unicodedata.normalize("NFKC", text)))
+
+
+def mention_places(text: str, name: str) -> list[tuple[int, int, int]]:
+    """Every place in a note's prose that names ``name`` by the rules ``locate_mention``
+    follows (not in code, links, tags or a heading that is just the name): (1-based line,
+    start, end), string indexes in the line."""
+    pattern = mention_pattern(name)
+    folded_name = normalise_name(name)
+    found = []
+    for number, line in prose_lines(text):
+        folded = normalise_line(line)
+        if not pattern.search(folded):
+            continue
+        folded = blank_markup(folded)
+        heading = _HEADING.match(folded)
+        if heading and normalise_name(heading.group(1)) == folded_name:
+            continue
+        found += [
+            (number, m.start(), m.end())
+            for m in pattern.finditer(folded)
+            if not _in_menu_path(folded, m) and _whole_words(folded, m)
+        ]
+    return found

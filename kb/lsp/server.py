@@ -10,11 +10,13 @@ a failure with an empty answer and one line on stderr, never a traceback.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 import sys
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -29,11 +31,15 @@ from kb import __version__
 from kb.errors import KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.lsp import features
+from kb.lsp.outline import diagnostics as check_document
 from kb.lsp.positions import UTF16, choose_encoding
+from kb.lsp.progress import Progress
 
 log = logging.getLogger("kb.lsp")
 F = TypeVar("F", bound=Callable[..., Any])
-DIAGNOSTICS_DELAY = 0.15  # seconds of quiet typing before the open note is checked again
+DIAGNOSTICS_DELAY = 0.1  # seconds of quiet typing before the open note is checked again
+EXPECT_FOR = 60.0  # seconds the files of a proposed workspace edit are looked at
+WARM_AFTER = 0.3  # seconds at most the warm-up waits for the first answer to go out
 
 
 _INVALID = object()  # a message that could not be read: answered already, then dropped
@@ -82,6 +88,17 @@ class KbLanguageServer(LanguageServer):
         self.checker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kb-check")
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.ingest_lock = threading.Lock()
+        self.started = False  # the store built (if missing) and the names warmed
+        self._busy = 0  # requests being answered (the warm-up steps aside meanwhile)
+        self._busy_lock = threading.Lock()
+        self.answered = threading.Event()  # the first request has been answered
+        # files a proposed workspace edit changes: until when, and their stamp before
+        self.expected: dict[Path, tuple[float, tuple[int, int] | None]] = {}
+        self.queue_lock = threading.Lock()  # guards the four below
+        self.queued: set[Path] = set()
+        self.queued_all = False
+        self.queued_title = ""
+        self.drain_pending = False
         self.loop: asyncio.AbstractEventLoop | None = None
         # The last buffer read per document, reused while its text and the store are the
         # same (a hover, a definition and the diagnostics of one edit parse it once).
@@ -140,22 +157,70 @@ class KbLanguageServer(LanguageServer):
         self.buffers[uri] = (text, generation, buffer)
         return buffer
 
+    @property
+    def busy(self) -> bool:
+        return self._busy > 0
+
+    @contextlib.contextmanager
+    def answering(self) -> Iterator[None]:
+        """While a request (or the open note's check) is being answered."""
+        with self._busy_lock:
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._busy_lock:
+                self._busy -= 1
+            self.answered.set()
+
     # -- background work ---------------------------------------------------------------
+
+    def start(self) -> None:
+        """Once: build the store when there is none (with progress), and load what the
+        first completion needs."""
+        if self.started or self.kb is None:
+            return
+        self.started = True
+        if not self.kb.config.store_path.exists():
+            self.ingest_in_background([], "kb: building the store")
+        self.background.submit(_warm, self, self.kb)
 
     def ingest_in_background(self, paths: list[Path], title: str) -> None:
         """Re-ingest ``paths`` (or every note, for an empty list) in the ingest thread,
-        then check the open notes again; never awaited by a request."""
+        then check the open notes again; never awaited by a request. Paths named while
+        an ingest runs wait for the next one, all together (a checkout's burst of
+        changes is one ingest, not one per file)."""
         kb = self.kb
         if kb is None:
             return
-        self.background.submit(self._ingest, kb, paths, title)
+        with self.queue_lock:
+            if paths:
+                self.queued.update(paths)
+            else:
+                self.queued_all = True
+            self.queued_title = title
+            if self.drain_pending:
+                return
+            self.drain_pending = True
+        self.background.submit(self._drain, kb)
+
+    def _drain(self, kb: KnowledgeBase) -> None:
+        with self.queue_lock:
+            paths = [] if self.queued_all else sorted(self.queued)
+            title = self.queued_title
+            if len(paths) > 1:
+                title = f"kb: ingesting {len(paths)} changed files"
+            self.queued.clear()
+            self.queued_all = False
+            self.drain_pending = False
+        self._ingest(kb, paths, title)
 
     def _ingest(self, kb: KnowledgeBase, paths: list[Path], title: str) -> None:
-        progress = features.Progress(self, title)
+        progress = Progress(self, title)
         try:
             with self.ingest_lock:
                 if paths:
-                    stats = kb.ingest_changed(paths, lock_wait=30)
+                    stats = kb.ingest_changed(paths, lock_wait=30, progress=progress.update)
                 else:
                     stats = kb.ingest(progress=progress.update, lock_wait=30)
             progress.done(f"{getattr(stats, 'added', 0) + getattr(stats, 'updated', 0)} notes")
@@ -167,6 +232,34 @@ class KbLanguageServer(LanguageServer):
             log.warning("ingest failed: %s", _one_line(exc))
         if self.loop is not None:
             self.loop.call_soon_threadsafe(self.check_all_open)
+        _warm(self, kb)  # the names changed: completion's index is built again here
+
+    def expect_changes(self, files: list[Path]) -> None:
+        """Files a workspace edit kb proposed will change (a note created, moved, its
+        links edited): each is ingested once it changes on disk. An editor applying the
+        edit may tell nothing (Neovim 0.7 neither attaches the buffers it creates nor
+        watches files), so they are looked at each second, for a minute."""
+        first = not self.expected
+        until = time.monotonic() + EXPECT_FOR
+        for file in files:
+            self.expected[file] = (until, _stamp(file))
+        if first and self.expected and self.loop is not None:
+            self.loop.call_later(1.0, self._look_for_expected)
+
+    def _look_for_expected(self) -> None:
+        now = time.monotonic()
+        changed = []
+        for file, (until, stamp) in list(self.expected.items()):
+            new = _stamp(file)
+            if new != stamp and (new is None or new[0] > 0):  # gone, or written
+                changed.append(file)
+                del self.expected[file]
+            elif now > until:
+                del self.expected[file]
+        if changed:
+            self.ingest_in_background(changed, "kb: ingesting the edited notes")
+        if self.expected and self.loop is not None:
+            self.loop.call_later(1.0, self._look_for_expected)
 
     def check_all_open(self) -> None:
         for uri in list(self.workspace.text_documents):
@@ -179,19 +272,30 @@ class KbLanguageServer(LanguageServer):
             waiting.cancel()
         self.pending[uri] = asyncio.ensure_future(self._check(uri, delay))
 
+    def _check_now(self, uri: str, text: str) -> list[types.Diagnostic]:
+        with self.answering():
+            return check_document(self, uri, text)
+
     async def _check(self, uri: str, delay: float) -> None:
         await asyncio.sleep(delay)
         text = self.open_text(uri)
         if text is None:
             return
         loop = asyncio.get_running_loop()
-        diagnostics = await loop.run_in_executor(
-            self.checker, features.diagnostics, self, uri, text
-        )
+        diagnostics = await loop.run_in_executor(self.checker, self._check_now, uri, text)
         if self.open_text(uri) == text:  # else a newer edit will publish its own
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics)
             )
+
+
+def _stamp(file: Path) -> tuple[int, int] | None:
+    """(size, mtime in ns) of a file, None when there is none."""
+    try:
+        stat = file.stat()
+    except OSError:
+        return None
+    return stat.st_size, stat.st_mtime_ns
 
 
 def safely(default: Callable[[], Any]) -> Callable[[F], F]:
@@ -201,7 +305,8 @@ def safely(default: Callable[[], Any]) -> Callable[[F], F]:
         @functools.wraps(handler)
         def run(*args: Any) -> Any:
             try:
-                return handler(*args)
+                with args[0].answering():
+                    return handler(*args)
             except JsonRpcException:
                 raise  # the protocol's own error, for the client
             except KbError as exc:
@@ -241,9 +346,8 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
                 types.ShowMessageParams(types.MessageType.Info, f"kb: {ls.kb_problem}")
             )
             return
-        if not ls.kb.config.store_path.exists():
-            ls.ingest_in_background([], "kb: building the store")
-        ls.background.submit(_warm, ls.kb)
+        ls.start()
+        watch_notes(ls)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: KbLanguageServer, params: Any) -> None:
@@ -256,6 +360,7 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
     def did_open(ls: KbLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         # After the usual pause: a request sent with the opening reads the buffer first,
         # and the check then reuses it.
+        ls.start()  # a client that never said `initialized` is served all the same
         ls.check_later(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
@@ -293,10 +398,51 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
     return server
 
 
-def _warm(kb: KnowledgeBase) -> None:
-    """Load what the first completion needs (names, pinyin) before it is asked."""
+WATCHED = "**/*.{md,markdown}"  # kb's note suffixes (kb.models.NOTE_SUFFIXES)
+
+
+def watch_notes(ls: KbLanguageServer) -> None:
+    """Ask a client that can (dynamic registration) to tell of note files changed on
+    disk, under each notes root; such changes are ingested as they come."""
+    workspace = ls.client_capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace else None
+    if ls.kb is None or watched is None or not watched.dynamic_registration:
+        return
+    if watched.relative_pattern_support:
+        patterns: list[Any] = [
+            types.RelativePattern(from_fs_path(str(root.path)) or root.path.as_uri(), WATCHED)
+            for root in ls.kb.config.roots
+        ]
+    else:
+        patterns = [WATCHED]  # matched anywhere; changes outside the roots are dropped
+    options = types.DidChangeWatchedFilesRegistrationOptions(
+        watchers=[types.FileSystemWatcher(glob_pattern=p) for p in patterns]
+    )
+    registration = types.Registration(
+        id="kb-notes", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES, register_options=options
+    )
+
+    def registered(future: Any) -> None:
+        error = None if future.cancelled() else future.exception()
+        if error is not None:  # the client refused: saves still ingest
+            log.info("the client did not watch the notes: %s", _one_line(error))
+
+    future = ls.client_register_capability(types.RegistrationParams([registration]))
+    future.add_done_callback(registered)
+
+
+def _warm(ls: KbLanguageServer, kb: KnowledgeBase) -> None:
+    """Build what completion needs (names, pinyin, the fuzzy index) before it is asked,
+    stepping aside whenever a request is being answered (they share one interpreter)."""
+
+    def pause() -> None:
+        while ls.busy:
+            time.sleep(0.002)
+
+    # The first answer goes first: the warm-up's CPU would only delay it.
+    ls.answered.wait(WARM_AFTER)
     try:
-        kb.complete_notes("zz", limit=1)
+        kb.warm_editor(pause)
     except Exception as exc:
         log.info("warming up: %s", _one_line(exc))
 

@@ -80,19 +80,28 @@ def parse_buffer(text: str, rel: str, typed_link_keys: tuple[str, ...]) -> Parse
         return fallback_note(rel, text, str(exc) or "too deeply nested")
 
 
+def parse_text(
+    text: str, rel: str, typed_link_keys: tuple[str, ...]
+) -> tuple[ParsedNote, list[PlacedLink]]:
+    """What the store plays no part in: the (normalised) text parsed, its links placed."""
+    parsed = parse_buffer(text, rel, typed_link_keys)
+    return parsed, placed_links(text, parsed, typed_link_keys)
+
+
 def read_buffer(
     text: str,
     place: tuple[str, str] | None,
     stored: NoteName | None,
     index: LinkIndex | None,
     typed_link_keys: tuple[str, ...],
+    read_text: tuple[ParsedNote, list[PlacedLink]] | None = None,
 ) -> Buffer:
     """The buffer at ``place`` (root name, path in the root; None outside every root),
-    its links resolved through ``index`` (None: no store, every link unresolved)."""
+    its links resolved through ``index`` (None: no store, every link unresolved).
+    ``read_text`` is ``parse_text`` of this text, when the caller kept it."""
     text = normalise(text)
     rel = place[1] if place else "note.md"
-    parsed = parse_buffer(text, rel, typed_link_keys)
-    placed = placed_links(text, parsed, typed_link_keys)
+    parsed, placed = read_text or parse_text(text, rel, typed_link_keys)
     source: NoteName | None = stored
     if source is None and place is not None and index is not None:
         source = NoteName(UNSTORED_ID, place[0], place[1], parsed.title)
@@ -134,11 +143,11 @@ def buffer_problems(
         )  # fmt: skip
         kind, message = link_problem(problem_row)
         problems.append(BufferProblem(kind, message, placed.line, placed.start, placed.end))
-    others = sorted(
-        store.notes.paths().get(i, "")
-        for i in store.notes.ids_titled(buffer.parsed.title)
-        if i != buffer.note_id
-    ) if buffer.rel is not None else []  # fmt: skip
+    others = []
+    if buffer.rel is not None:
+        same = [i for i in store.notes.ids_titled(buffer.parsed.title) if i != buffer.note_id]
+        rows = [store.notes.by_id(i) for i in same[:20]]  # one title shared by hundreds: 20
+        others = sorted(row.path for row in rows if row is not None)
     if others:
         line = _title_line(buffer.text)
         message = f"same title as {', '.join(p for p in others if p)}"

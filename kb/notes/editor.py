@@ -199,7 +199,7 @@ def name_keys(names: Iterable[NoteName]) -> list[NameKeys]:
     return [
         NameKeys(
             note,
-            tuple(_fold_width(k) for k in (note.title, note.stem, note.rel, *note.aliases)),
+            tuple(fold_width(k) for k in (note.title, note.stem, note.rel, *note.aliases)),
             _has_han(note.title),
         )
         for note in names
@@ -217,7 +217,7 @@ def rank_notes(
     pinyin of a Chinese title (full or initials); only when none of these finds a note,
     fuzzy matches by score (a typo: ``redis studdy``). Nothing
     typed: every note, by path."""
-    wanted = _fold_width(typed.strip())
+    wanted = fold_width(typed.strip())
     if not wanted:
         first = sorted(names, key=lambda n: n.note.rel)[:limit]
         return [RankedNote(n.note, "name") for n in first]
@@ -256,7 +256,7 @@ def _name_order(note: NoteName) -> tuple[int, str]:
     return (len(note.title), note.rel)
 
 
-def _fold_width(text: str) -> str:
+def fold_width(text: str) -> str:
     """Case- and width-folded (full-width Ｒｅｄｉｓ is Redis), spaces collapsed."""
     import unicodedata
 
@@ -408,3 +408,88 @@ def _line(text: str, starts: list[int], line: int) -> str:
         return ""
     end = starts[line + 1] - 1 if line + 1 < len(starts) else len(text)
     return text[starts[line] : end]
+
+
+def link_label(line: str, link: PlacedLink) -> str:
+    """The text a link shows: ``[label](…)``'s label, a wikilink's ``|label`` or its
+    target; '' when it has none."""
+    if link.kind in ("wikilink", "embed"):
+        inner = line[link.end : link.outer_end]
+        bar = inner.find("|")
+        if bar != -1 and inner.endswith("]]"):
+            return inner[bar + 1 : -2].strip()
+        return link.target.strip()
+    if link.kind in ("markdown", "image"):
+        close = line.rfind("](", link.outer_start, link.start + 1)
+        opener = line.find("[", link.outer_start)
+        if close != -1 and opener != -1 and opener < close:
+            return line[opener + 1 : close].strip()
+    return ""
+
+
+def title_from_target(target: str) -> str:
+    """A title for the note a path names: its file stem, dashes and underscores as spaces."""
+    stem = posixpath.splitext(posixpath.basename(target.rstrip("/")))[0]
+    return " ".join(stem.replace("-", " ").replace("_", " ").split())
+
+
+# -- renaming a heading ------------------------------------------------------------------
+
+
+def anchor_extent(line: str, link: PlacedLink) -> tuple[int, int] | None:
+    """Where a link's ``#anchor`` stands on its line (after the ``#``), or None."""
+    if not link.anchor or link.end >= len(line) or line[link.end] != "#":
+        return None
+    start = link.end + 1
+    at = line.find(link.anchor, start)
+    if at == -1 or line[start:at].strip():
+        return None
+    return at, at + len(link.anchor)
+
+
+def own_anchor_extents(line: str, anchor: str) -> list[tuple[int, int]]:
+    """Where ``[x](#anchor)`` and ``[[#anchor]]`` (links within the note) name ``anchor``."""
+    found = []
+    for opener, stops in (("](#", ")"), ("[[#", "]|")):
+        at = line.find(opener + anchor)
+        while at != -1:
+            start = at + len(opener)
+            end = start + len(anchor)
+            if end == len(line) or line[end] in stops or line[end] in " \t":
+                found.append((start, end))
+            at = line.find(opener + anchor, end)
+    return found
+
+
+def heading_text_extent(line: str, heading: Heading) -> tuple[int, int] | None:
+    """Where a heading's text stands on its ``#`` line."""
+    match = re.match(r"^\s{0,3}#{1,6}\s+", line)
+    if match is None:
+        return None
+    at = line.find(heading.text, match.end())
+    return None if at == -1 else (at, at + len(heading.text))
+
+
+def anchor_names_heading(anchor: str, heading: Heading) -> bool:
+    """A link's anchor means this heading: its slug, or its text (a wikilink's way)."""
+    from urllib.parse import unquote
+
+    from kb.text import slugify
+
+    wanted = unquote(anchor).strip().casefold()
+    return wanted in (heading.slug.casefold(), heading.text.casefold()) or (
+        slugify(wanted) == heading.slug
+    )
+
+
+def renamed_anchor(anchor: str, kind: str, old: Heading, new: Heading) -> str:
+    """What an anchor to ``old`` becomes: the new text where it named the text (a
+    wikilink's ``[[note#Heading]]``), else the new slug (%-encoded if it was)."""
+    from urllib.parse import quote, unquote
+
+    by_text = unquote(anchor).strip().casefold() == old.text.casefold()
+    if by_text and kind in ("wikilink", "embed", "anchor"):
+        return new.text
+    if unquote(anchor) != anchor:  # written %-encoded: so is the new one
+        return quote(new.slug, safe="-_.~")
+    return new.slug

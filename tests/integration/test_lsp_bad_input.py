@@ -232,3 +232,16 @@ def test_rename_refused_when_the_client_cannot_rename_files(home: Path) -> None:
     assert (home / "notes/engineering/softmax-numerics.md").exists()
     code, stderr = raw.finish()
     assert code == 0 and "Traceback" not in stderr
+
+
+def test_rename_for_a_client_naming_resource_operations_only(home: Path) -> None:
+    # Neovim 0.7 says resourceOperations (rename, create, delete) and not
+    # documentChanges: true; resource operations exist only inside documentChanges.
+    raw = Raw(home)
+    raw.initialize({"workspace": {"workspaceEdit": {"resourceOperations": ["rename", "create"]}}})
+    uri = _open(raw, home / "notes/posts/r.md", "[[softmax-numerics]]\n")
+    answer = raw.answer(raw.send("textDocument/rename", {**_at(uri, 0, 4), "newName": "x.md"}))
+    kinds = [change.get("kind", "edit") for change in answer["result"]["documentChanges"]]
+    assert kinds[-1] == "rename" and "edit" in kinds
+    code, stderr = raw.finish()
+    assert code == 0 and "Traceback" not in stderr
