@@ -7,12 +7,12 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
 from kb.config import CONFIG_NAME, Config, load_config
-from kb.errors import KbError, StoreError, UsageError, os_error_message
+from kb.errors import KbError, UsageError
 from kb.locations import find_knowledge_base
-from kb.store import Store, check_location, store_errors
+from kb.store import Store, store_errors
 
 if TYPE_CHECKING:
     from kb.engines.contract import EngineEntry, SearchEngine
@@ -21,17 +21,14 @@ if TYPE_CHECKING:
     from kb.links.connections import Connections, Mention, Related
     from kb.links.graph import Graph
     from kb.links.moving import MovePlan
-    from kb.links.resolve import LinkIndex, NoteName
+    from kb.links.resolve import LinkIndex
     from kb.locations import InitResult
     from kb.meaning.hybrid import Meaning
     from kb.notes.browse import Follow
-    from kb.notes.buffer import Buffer, BufferProblem, LinkPlace, NoteCard
-    from kb.notes.editor import RankedNote
-    from kb.notes.editor_answers import BufferMention, EditorAnswers, TextChange
+    from kb.notes.editor_answers import EditorAnswers
     from kb.notes.guarded import GuardedNotes
     from kb.notes.listing import KbStats, ListedNote, ListFilters, NoteDetails
     from kb.notes.naming import NoteRef
-    from kb.notes.source import NoteSource
     from kb.notes.views import NoteChoice, NotePage, NoteSummary, TagNode
     from kb.query.glossary import Glossary
     from kb.query.search import SearchResults
@@ -39,6 +36,7 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
+T = TypeVar("T")
 
 
 def _store_errors(
@@ -116,109 +114,20 @@ class KnowledgeBase:
         (``kb.engines.registry``) names."""
         if engine is not None and not rebuild:
             raise UsageError("--engine takes effect with --rebuild")
-        from kb.ingest.lock import ingest_lock
+        from kb.ingest.session import write_store  # deferred: the ingest machinery
 
-        path = self.config.store_path
-        check_location(path)
         try:
-            with ingest_lock(self.config, lock_wait):
-                try:
-                    _remove_database(_beside(path))  # left by a rebuild that was killed
-                    if rebuild:
-                        stats = self._rebuild(progress, engine)
-                    else:
-                        # Readers need not reopen: WAL readers see the commit on their next
-                        # read, and the caches are keyed by the store's generation.
-                        stats = self._ingest_locked(path, paths, False, progress, None)
-                    self._embed(path, stats, progress)
-                    return stats
-                finally:
-                    if rebuild:  # readers opened meanwhile hold the store it replaced
-                        self._reset_readers()
-        except OSError as exc:
-            raise StoreError(os_error_message(exc)) from exc
-
-    def _embed(self, path: Path, stats: IngestStats, progress: ProgressCallback | None) -> None:
-        """After the words are committed: embed the notes that changed for search by
-        meaning (kb/meaning), each batch committed, so a search never waits for it."""
-        from kb.meaning.embedder import EmbedderError, configured
-        from kb.models import Problem
-
-        settings = str(self.config.home / "kb.yaml")
-        try:
-            choice = configured(self.config.raw)
-            if choice is None:
-                return
-            from kb.meaning.hybrid import Meaning
-            from kb.meaning.index import embed_pending
-
-            store = Store.open(path, create=True)
-            try:
-                with store_errors(path):
-                    done = embed_pending(store, Meaning(choice).embedder(), progress)
-            finally:
-                store.close()
-        except EmbedderError as exc:
-            stats.problems.append((settings, Problem("meaning", str(exc))))
-            stats.warnings += 1
-            return
-        stats.embedded = done.notes
-        stats.embed_seconds = done.seconds
-        for note, why in done.failed:
-            message = f"search by meaning skips this note (the embedder failed: {why})"
-            stats.problems.append((note, Problem("meaning", message)))
-            stats.warnings += 1
-
-    def _rebuild(self, progress: ProgressCallback | None, engine: str | None) -> IngestStats:
-        """Build a new store beside the old one and swap it in only when it is complete:
-        a rebuild that fails (disk full, Ctrl-C) leaves the old store as it was. The old
-        store is never opened for writing, so a damaged one is no obstacle."""
-        path = self.config.store_path
-        fresh = _beside(path)
-        try:
-            stats = self._ingest_locked(fresh, None, True, progress, engine or _chosen_engine(path))
-            # The old store's journal files must not meet the new store: remove them first.
-            _remove_database(path, main=False)
-            fresh.replace(path)  # atomic: readers see the old store or the new one
-        except BaseException:
-            _remove_database(fresh)
-            raise
-        return stats
-
-    def _ingest_locked(
-        self,
-        path: Path,
-        paths: list[Path] | None,
-        rebuild: bool,
-        progress: ProgressCallback | None,
-        engine: str | None,
-    ) -> IngestStats:
-        from kb.ingest.run import Ingester
-
-        store = Store.open(path, create=True)
-        try:
-            with store_errors(path):
-                if engine is not None:
-                    store.meta.set("engine", engine)  # --engine on a rebuild: the new choice
-                entry = self._engine_entry(store)
-                ingester = Ingester(self.config, store, progress, engine=entry)
-                stats = ingester.run(paths, rebuild=rebuild)
-                entry.after_commit(self.config.index_dir, store, ingester.streams, rebuild)
-                if not entry.in_store:  # its index may have been rebuilt: open it again
-                    self._reset_readers()
-                if rebuild:
-                    store.seal()
-            return stats
+            return write_store(
+                self.config, paths, rebuild, progress, lock_wait, engine, self._reset_readers
+            )
         finally:
-            store.close()
+            if rebuild:  # readers opened meanwhile hold the store it replaced
+                self._reset_readers()
 
     def _engine_entry(self, store: Store) -> EngineEntry:
-        """kb.yaml's `engine` when set, else the one chosen with `--engine`, else the
-        registry's default; KbError for a name the registry does not know."""
-        from kb.engines.registry import DEFAULT_ENGINE, engine_entry
+        from kb.engines.registry import configured_entry  # deferred: loads the registry
 
-        name = self.config.raw.get("engine") or store.meta.get("engine") or DEFAULT_ENGINE
-        return engine_entry(str(name))
+        return configured_entry(self.config, store)
 
     def ingest_changed(
         self,
@@ -593,19 +502,9 @@ class KnowledgeBase:
     def markdown_elsewhere(self) -> str:
         """When the roots hold no notes: where in the knowledge base's folder Markdown
         files are, and how to read them; '' when there are none."""
-        from kb.sites.layout import describe_markdown_elsewhere, markdown_folders
+        from kb.sites.layout import markdown_elsewhere  # deferred: walks the folder
 
-        if any(root.path == self.home for root in self.config.roots):
-            return ""
-        found = markdown_folders(self.home)
-        if not found:
-            return ""
-        roots = ", ".join(f"{r.path.name}/" for r in self.config.roots)
-        return (
-            f"no notes in {roots}, but Markdown files are elsewhere in {self.home}: "
-            f"{describe_markdown_elsewhere(found)}; name their folder in 'roots' in "
-            f"{self.home / 'kb.yaml'}"
-        )
+        return markdown_elsewhere(self.home, [root.path for root in self.config.roots])
 
     @property
     def notes_root(self) -> Path:
@@ -632,159 +531,56 @@ class KnowledgeBase:
 
         return note_choices(self._store)
 
-    # -- for kb mcp --------------------------------------------------------------------
-    # The assistant server names notes for a caller it cannot trust with paths: reads and
-    # writes go through kb.notes.guarded (inside the roots, each write naming its hash).
+    # -- for kb mcp and kb lsp: two parts of the facade, named --------------------------
+    # Each server asks many small questions; its part answers them (in its own module, out
+    # of every other command's start), each call's database errors told as StoreErrors.
 
     @functools.cached_property
-    def _guarded(self) -> GuardedNotes:
-        from kb.notes.guarded import GuardedNotes  # only kb mcp asks; not on search's path
+    def guarded(self) -> GuardedNotes:
+        """The notes for a caller that cannot be trusted with paths (kb mcp): every file
+        read or written inside the notes roots, every write naming the hash it read
+        (kb/notes/guarded.py)."""
+        from kb.notes.guarded import GuardedNotes  # deferred: only kb mcp asks
 
-        return GuardedNotes(self)
+        return _telling_store_errors(GuardedNotes(self), self.config.store_path)
+
+    @functools.cached_property
+    def editor(self) -> EditorAnswers:
+        """What the editor server asks (kb/notes/editor_answers.py): the open note (unsaved
+        text) resolved and checked as ingest and kb check would, names for completion, a
+        note's card, its backlinks, rename and code-action edits."""
+        from kb.notes.editor_answers import EditorAnswers  # deferred: only kb lsp asks
+
+        answers = EditorAnswers(
+            self.config, lambda: self._store, lambda: self._epoch, self._link_index,
+            self.note_ref, self.note_file,
+        )  # fmt: skip
+        return _telling_store_errors(answers, self.config.store_path)
 
     def stored_file(self, note_id: int) -> Path | None:
         """The file of a stored note, or None when the store no longer holds it."""
         row = self._store.notes.by_id(note_id)
         return None if row is None else self.note_file(row.root, row.rel)
 
-    @_store_errors
-    def note_source(self, ref: str) -> NoteSource:
-        """The note ``ref`` names, its Markdown as written and its content hash; refused
-        (nothing read) when the name or the file leads outside the notes roots."""
-        return self._guarded.source(ref)
 
-    def append_to_note(self, ref: str, text: str, expected_hash: str) -> tuple[NoteRef, str]:
-        """Add ``text`` at the end of the note, when its file still has ``expected_hash``;
-        the note is ingested. Returns the note and its new hash."""
-        return self._guarded.append(ref, text, expected_hash)
+def _telling_store_errors(part: T, store_path: Path) -> T:
+    """``part`` with each method call's database errors turned into StoreErrors that tell
+    their cause, as ``_store_errors`` does for the facade's own methods."""
 
-    def replace_in_note(
-        self, ref: str, old: str, new: str, expected_hash: str
-    ) -> tuple[NoteRef, str]:
-        """Replace the one occurrence of ``old`` with ``new`` in the note, when its file
-        still has ``expected_hash``; the note is ingested."""
-        return self._guarded.replace(ref, old, new, expected_hash)
+    class Telling:
+        def __getattr__(self, name: str) -> object:
+            found = getattr(part, name)
+            if not callable(found):
+                return found
 
-    def create_note(self, title: str, folder: str | None, tags: list[str]) -> Path:
-        """A new note from ``kb new``'s template in ``folder`` (inside the first root;
-        default ``new_notes_folder``), ingested; its path."""
-        return self._guarded.create(title, folder, tags)
+            @functools.wraps(found)
+            def call(*args: object, **kwargs: object) -> object:
+                with store_errors(store_path):
+                    return found(*args, **kwargs)
 
-    def move_checked(
-        self, ref: str, new_path: str, expected_hash: str
-    ) -> tuple[MovePlan, IngestStats]:
-        """``move`` for a caller that read the note at ``expected_hash``, ``new_path``
-        relative to the first notes root: refused when the file changed since, or when
-        either place leads outside the notes roots."""
-        return self._guarded.move(ref, new_path, expected_hash)
+            return call
 
-    # -- for kb lsp --------------------------------------------------------------------
-    # What the editor server asks (kb/notes/editor_answers.py answers): the open note
-    # (unsaved text) resolved and checked as ingest and kb check would, names for
-    # completion, a note's card, its backlinks.
-
-    @functools.cached_property
-    def _editor(self) -> EditorAnswers:
-        # Only the editor server asks: the module stays out of every other command's start.
-        from kb.notes.editor_answers import EditorAnswers
-
-        return EditorAnswers(
-            self.config, lambda: self._store, lambda: self._epoch, self._link_index,
-            self.note_ref, self.note_file,
-        )  # fmt: skip
-
-    def file_place(self, file: Path) -> tuple[str, str] | None:
-        """The (root name, path in the root) of a file in a notes root; None outside."""
-        return self._editor.file_place(file)
-
-    @_store_errors
-    def stored_note_at(self, file: Path) -> NoteRef | None:
-        """The stored note whose file is ``file``; None when there is none."""
-        return self._editor.stored_note_at(file)
-
-    @_store_errors
-    def read_buffer(self, file: Path, text: str) -> Buffer:
-        """The open note ``file`` as the editor holds it, its links resolved."""
-        return self._editor.read_buffer(file, text)
-
-    @_store_errors
-    def buffer_problems(self, buffer: Buffer) -> list[BufferProblem]:
-        """What kb check reports for the open note, placed in its text."""
-        return self._editor.buffer_problems(buffer)
-
-    @_store_errors
-    def complete_notes(self, typed: str, limit: int = 50) -> list[RankedNote]:
-        """Notes for what was typed after ``[[`` (or ``](``), ranked by the naming rule."""
-        return self._editor.complete_notes(typed, limit)
-
-    @_store_errors
-    def warm_editor(self, pause: Callable[[], None]) -> None:
-        """Build what completion needs now, ``pause`` letting requests go first."""
-        self._editor.warm(pause)
-
-    @_store_errors
-    def editor_names(self) -> list[NoteName]:
-        """Every note's names, kept until the store changes."""
-        return self._editor.names()
-
-    @_store_errors
-    def stem_is_unique(self, note: NoteName) -> bool:
-        """No other note has this note's file stem (a wikilink may name it by the stem)."""
-        return self._editor.stem_is_unique(note)
-
-    @_store_errors
-    def note_name(self, note_id: int) -> NoteName | None:
-        return self._editor.note_name(note_id)
-
-    @_store_errors
-    def note_headings(self, note_id: int) -> list[tuple[int, str, str, int]]:
-        """A note's headings: (level, text, slug, 1-based line)."""
-        return self._editor.note_headings(note_id)
-
-    @_store_errors
-    def note_card(self, note_id: int) -> NoteCard:
-        """What hovering a link to a note shows."""
-        return self._editor.note_card(note_id)
-
-    @_store_errors
-    def backlink_places(
-        self, note_id: int, text_of: Callable[[Path], str | None]
-    ) -> list[LinkPlace]:
-        """Every link to a note placed in its file (``text_of``: an open file's text)."""
-        return self._editor.backlink_places(note_id, text_of)
-
-    @_store_errors
-    def notes_tagged(self, tag: str) -> list[NoteRef]:
-        """The notes carrying ``tag`` (any case), by path."""
-        return self._editor.notes_tagged(tag)
-
-    @_store_errors
-    def buffer_mentions(self, buffer: Buffer, line: int, index: int) -> list[BufferMention]:
-        """Notes the open note names at the cursor without linking them (kb's mentions)."""
-        return self._editor.buffer_mentions(buffer, line, index)
-
-    def new_note_draft(
-        self, kind: str, target: str, title: str, place: tuple[str, str]
-    ) -> tuple[Path, str] | None:
-        """The file and ``kb new`` text of the note a broken link asks for (not written)."""
-        return self._editor.new_note_draft(kind, target, title, place)
-
-    @_store_errors
-    def rename_heading(
-        self,
-        file: Path,
-        buffer: Buffer,
-        line: int,
-        new_text: str,
-        text_of: Callable[[Path], str | None],
-    ) -> list[TextChange]:
-        """The edits renaming the open note's heading on ``line`` and every anchor to it."""
-        return self._editor.rename_heading(file, buffer, line, new_text, text_of)
-
-    @_store_errors
-    def suggested_notes(self, target: str, kind: str) -> list[NoteName]:
-        """The notes kb check suggests for a broken link to ``target``."""
-        return self._editor.suggested_notes(target, kind)
+    return cast(T, Telling())
 
 
 class _Reader:
@@ -796,30 +592,3 @@ class _Reader:
         self.store = store
         self.epoch = epoch
         self.engine: tuple[tuple[str, int], SearchEngine] | None = None
-
-
-def _beside(path: Path) -> Path:
-    """Where a rebuild builds the new store."""
-    return path.with_name(path.name + ".new")
-
-
-def _remove_database(path: Path, main: bool = True) -> None:
-    """Remove a database file (unless not ``main``) and its journal files."""
-    for suffix in ("-wal", "-shm", "-journal", *([""] if main else [])):
-        Path(f"{path}{suffix}").unlink(missing_ok=True)
-
-
-def _chosen_engine(path: Path) -> str | None:
-    """The engine chosen with ``--engine`` in the old store, which a rebuild keeps; None
-    when the old store cannot tell (missing or damaged)."""
-    try:
-        store = Store.open(path, create=False, check=False)  # a damaged store may tell
-    except KbError:
-        return None
-    try:
-        with store_errors(path):
-            return store.meta.get("engine")
-    except KbError:
-        return None
-    finally:
-        store.close()

@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 from kb.errors import KbError
 
 if TYPE_CHECKING:
+    from kb.config import Config
     from kb.engines.contract import EngineEntry
+    from kb.store import Store
 
 # name -> the module whose ENGINE is that engine's entry
 ENGINES = {
@@ -33,3 +35,10 @@ def engine_entry(name: str) -> EngineEntry:
         raise KbError(f"unknown search engine {name!r} (known: {', '.join(ENGINES)})")
     entry: EngineEntry = importlib.import_module(module).ENGINE
     return entry
+
+
+def configured_entry(config: Config, store: Store) -> EngineEntry:
+    """kb.yaml's `engine` when set, else the one chosen with `--engine` (kept in the
+    store), else the default; KbError for a name the registry does not know."""
+    name = config.raw.get("engine") or store.meta.get("engine") or DEFAULT_ENGINE
+    return engine_entry(str(name))

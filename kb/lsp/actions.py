@@ -41,7 +41,7 @@ def code_actions(
     if document is None or document.kb is None or document.file is None:
         return None
     kb = document.kb
-    place = kb.file_place(document.file)
+    place = kb.editor.file_place(document.file)
     if place is None:
         return []
     actions: list[types.CodeAction] = []
@@ -80,7 +80,7 @@ def _replace_broken(
                 types.TextEdit(where, written_target(kb, link.placed.kind, note, place)),
             ),
         )
-        for note in kb.suggested_notes(link.placed.target, link.placed.kind)
+        for note in kb.editor.suggested_notes(link.placed.target, link.placed.kind)
     ]
 
 
@@ -122,12 +122,12 @@ def _create_missing(
         title = placed.target.strip()
     else:
         title = label or title_from_target(placed.target)
-    draft = kb.new_note_draft(placed.kind, placed.target, title, place)
+    draft = kb.editor.new_note_draft(placed.kind, placed.target, title, place)
     if draft is None:
         return []
     file, text = draft
     ls.expect_changes([file])
-    where = kb.file_place(file)
+    where = kb.editor.file_place(file)
     shown = where[1] if where else file.name
     return [
         types.CodeAction(
@@ -152,7 +152,7 @@ def _link_selection(
     where = document.range(line, start, end)
     note = named_exactly(kb, selected)
     if note is not None:
-        written = link_text(style, selected, note, place[1], kb.stem_is_unique(note))
+        written = link_text(style, selected, note, place[1], kb.editor.stem_is_unique(note))
         return [
             types.CodeAction(
                 title=f"Link this mention to {note.title}",
@@ -163,12 +163,12 @@ def _link_selection(
     if not _can_create_files(ls) or "\n" in selected or "]" in selected or "[" in selected:
         return []
     title = " ".join(selected.split())
-    draft = kb.new_note_draft("wikilink", title, title, place)
+    draft = kb.editor.new_note_draft("wikilink", title, title, place)
     if draft is None:
         return []
     file, text = draft
     ls.expect_changes([file])
-    new_place = kb.file_place(file)
+    new_place = kb.editor.file_place(file)
     if new_place is None:
         return []
     if style == WIKILINK:
@@ -199,9 +199,9 @@ def _link_mentions(
     assert kb is not None
     actions = []
     style = preferred_style(document.buffer.parsed.links)
-    for mention in kb.buffer_mentions(document.buffer, line, index)[:3]:
+    for mention in kb.editor.buffer_mentions(document.buffer, line, index)[:3]:
         note = mention.note
-        unique = kb.stem_is_unique(note)
+        unique = kb.editor.stem_is_unique(note)
 
         def edit_at(
             where: tuple[int, int, int], note: NoteName = note, unique: bool = unique
@@ -246,10 +246,10 @@ def _link_related(
     for related in kb.related(note_id, RELATED_OFFERED + len(linked)):
         if related.id in linked:
             continue
-        note = kb.note_name(related.id)
+        note = kb.editor.note_name(related.id)
         if note is None:
             continue
-        written = link_text(style, note.title, note, place[1], kb.stem_is_unique(note))
+        written = link_text(style, note.title, note, place[1], kb.editor.stem_is_unique(note))
         actions.append(
             types.CodeAction(
                 title=f"Add a link to a related note: {note.title} ({related.reason})",
@@ -267,7 +267,7 @@ def named_exactly(kb: KnowledgeBase, text: str) -> NoteName | None:
     wanted = fold(text)
     if not wanted:
         return None
-    for found in kb.complete_notes(text, 10):
+    for found in kb.editor.complete_notes(text, 10):
         note = found.note
         if wanted in (fold(note.title), fold(note.stem), *(fold(a) for a in note.aliases)):
             return note
@@ -277,7 +277,7 @@ def named_exactly(kb: KnowledgeBase, text: str) -> NoteName | None:
 def written_target(kb: KnowledgeBase, kind: str, note: Any, place: tuple[str, str] | None) -> str:
     """A link's target part naming ``note``, as a link of ``kind`` writes it."""
     if kind in ("wikilink", "embed"):
-        return wikilink_name(note, kb.stem_is_unique(note))
+        return wikilink_name(note, kb.editor.stem_is_unique(note))
     if kind in ("hugo-ref", "front-matter"):
         return note.rel
     if place is not None and place[0] == note.root:

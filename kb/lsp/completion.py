@@ -79,12 +79,12 @@ def _note_items(
     kb = document.kb
     if kb is None or document.file is None:
         return []
-    place = kb.file_place(document.file)
+    place = kb.editor.file_place(document.file)
     items = []
-    for rank, found in enumerate(kb.complete_notes(typed, _COMPLETIONS)):
+    for rank, found in enumerate(kb.editor.complete_notes(typed, _COMPLETIONS)):
         note = found.note
         if kind == WIKILINK:
-            insert = wikilink_name(note, kb.stem_is_unique(note))
+            insert = wikilink_name(note, kb.editor.stem_is_unique(note))
         elif kind == HUGO_REF:
             insert = note.rel
         elif place is not None and place[0] == note.root:
@@ -120,7 +120,7 @@ def _heading_items(
         target = _named_note(document, note, link_kind)
         if target is None or kb is None:
             return []
-        headings = [(level, text, slug) for level, text, slug, _ in kb.note_headings(target)]
+        headings = [(level, text, slug) for level, text, slug, _ in kb.editor.note_headings(target)]
     wanted = typed.casefold()
     items = []
     for rank, (level, text, slug) in enumerate(headings):
@@ -148,7 +148,7 @@ def _named_note(document: Open, note: str, link_kind: str) -> int | None:
     probe = {WIKILINK: f"[[{note}]]", HUGO_REF: f'{{{{< ref "{note}" >}}}}'}.get(
         link_kind, f"[x]({note})"
     )
-    buffer = kb.read_buffer(document.file, f"{probe}\n")
+    buffer = kb.editor.read_buffer(document.file, f"{probe}\n")
     return next((link.target_id for link in buffer.links if link.target_id is not None), None)
 
 
@@ -158,7 +158,7 @@ def completion_resolve(ls: KbLanguageServer, item: types.CompletionItem) -> type
     note_id = data.get("note")
     if kb is not None and isinstance(note_id, int):
         try:
-            card = kb.note_card(note_id)
+            card = kb.editor.note_card(note_id)
         except KbError:  # the note went away since it was offered: the item as it was
             return item
         item.documentation = types.MarkupContent(types.MarkupKind.Markdown, card_markdown(card))

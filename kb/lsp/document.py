@@ -78,7 +78,7 @@ def uri_of(file: Path) -> str:
 
 
 def note_uri(kb: KnowledgeBase, note_id: int) -> tuple[str, Path] | None:
-    name = kb.note_name(note_id)
+    name = kb.editor.note_name(note_id)
     if name is None:
         return None
     file = kb.note_file(name.root, name.rel)
@@ -107,7 +107,7 @@ def heading_line(kb: KnowledgeBase, note_id: int, anchor: str) -> int:
     from kb.text import slugify
 
     wanted = unquote(anchor).strip().casefold()
-    for _level, text, slug, line in kb.note_headings(note_id):
+    for _level, text, slug, line in kb.editor.note_headings(note_id):
         if wanted in (slug.casefold(), text.casefold()) or slugify(wanted) == slug:
             return max(line - 1, 0)
     return 0

@@ -54,7 +54,7 @@ def prepare_rename(ls: KbLanguageServer, params: types.PrepareRenameParams) -> A
     if target is None:
         return None
     note_id, where = target
-    name = document.kb.note_name(note_id)
+    name = document.kb.editor.note_name(note_id)
     if name is None:
         return None
     return types.PrepareRenamePlaceholder(range=where, placeholder=name.rel)
@@ -79,7 +79,7 @@ def rename_heading(
     """The heading and every anchor that points to it, in one WorkspaceEdit."""
     kb = document.kb
     assert kb is not None and document.file is not None
-    changes = kb.rename_heading(
+    changes = kb.editor.rename_heading(
         document.file, document.buffer, heading.line - 1, new_name, ls.text_at
     )
     by_file: dict[Path, list[types.TextEdit]] = {}
@@ -101,7 +101,7 @@ def rename_target(document: Open, position: types.Position) -> tuple[int, types.
         if link.target_id is None:
             return None
         return link.target_id, document.range(link.placed.line, link.placed.start, link.placed.end)
-    stored = kb.stored_note_at(document.file)
+    stored = kb.editor.stored_note_at(document.file)
     if stored is None:
         return None
     line, _ = document.cursor(position)
@@ -130,7 +130,7 @@ def rename(ls: KbLanguageServer, params: types.RenameParams) -> types.WorkspaceE
     target = rename_target(document, params.position)
     if target is None:
         raise RequestRefused("kb: nothing here names a note to rename")
-    name = kb.note_name(target[0])
+    name = kb.editor.note_name(target[0])
     if name is None:
         return None
     source = kb.note_file(name.root, name.rel)

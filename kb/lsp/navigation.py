@@ -52,7 +52,7 @@ def tag_locations(kb: KnowledgeBase, tag: str) -> list[types.Location]:
     start = types.Position(0, 0)
     return [
         types.Location(uri_of(kb.note_file(*root_rel(kb, note.path))), types.Range(start, start))
-        for note in kb.notes_tagged(tag)
+        for note in kb.editor.notes_tagged(tag)
     ]
 
 
@@ -65,7 +65,7 @@ def hover(ls: KbLanguageServer, params: types.HoverParams) -> types.Hover | None
     if link is not None:
         where = document.range(link.placed.line, link.placed.outer_start, link.placed.outer_end)
         if link.target_id is not None and link.status in ("resolved", "ambiguous"):
-            text = card_markdown(kb.note_card(link.target_id))
+            text = card_markdown(kb.editor.note_card(link.target_id))
         else:
             text = _problem_text(kb, document, link)
         if not text:
@@ -73,7 +73,7 @@ def hover(ls: KbLanguageServer, params: types.HoverParams) -> types.Hover | None
         return types.Hover(types.MarkupContent(types.MarkupKind.Markdown, text), where)
     tag = tag_under(document, params.position)
     if tag:
-        count = len(kb.notes_tagged(tag))
+        count = len(kb.editor.notes_tagged(tag))
         text = f"#{tag}: {count} note{'s' if count != 1 else ''}"
         return types.Hover(types.MarkupContent(types.MarkupKind.PlainText, text))
     return None
@@ -81,7 +81,7 @@ def hover(ls: KbLanguageServer, params: types.HoverParams) -> types.Hover | None
 
 def _problem_text(kb: KnowledgeBase, document: Open, link: BufferLink) -> str:
     """Why a link is not fine, in kb check's words; '' for a link that is fine."""
-    for problem in kb.buffer_problems(document.buffer):
+    for problem in kb.editor.buffer_problems(document.buffer):
         if problem.line == link.placed.line and problem.start == link.placed.start:
             return f"**{problem.kind}**: {problem.message}"
     if link.status == "external":
@@ -102,7 +102,7 @@ def references(ls: KbLanguageServer, params: types.ReferenceParams) -> list[type
         tag = tag_under(document, params.position)
         if tag:
             return tag_locations(kb, tag)
-        stored = kb.stored_note_at(document.file)
+        stored = kb.editor.stored_note_at(document.file)
         target = stored.id if stored else None
         line, _ = document.cursor(params.position)
         heading = heading_at(document.buffer.parsed.headings, line)
@@ -110,7 +110,7 @@ def references(ls: KbLanguageServer, params: types.ReferenceParams) -> list[type
             anchor = heading.slug
     if target is None:
         return []
-    places = kb.backlink_places(target, ls.text_at)
+    places = kb.editor.backlink_places(target, ls.text_at)
     if anchor is not None:
         from kb.text import slugify
 

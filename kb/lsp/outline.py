@@ -34,10 +34,10 @@ def diagnostics(ls: KbLanguageServer, uri: str, text: str) -> list[types.Diagnos
     """What kb check reports for the open (unsaved) text, as diagnostics."""
     kb = ls.kb
     document = Open(ls, uri, text)
-    if kb is None or document.file is None or kb.file_place(document.file) is None:
+    if kb is None or document.file is None or kb.editor.file_place(document.file) is None:
         return []
     try:
-        problems = kb.buffer_problems(document.buffer)
+        problems = kb.editor.buffer_problems(document.buffer)
     except Exception as exc:  # the store missing or being built: nothing to say yet
         import logging
 
@@ -164,7 +164,7 @@ def workspace_symbols(
                 container_name=hit.path,
             )
         )
-        for _level, text, _slug, line in kb.note_headings(hit.note_id):
+        for _level, text, _slug, line in kb.editor.note_headings(hit.note_id):
             if wanted and wanted in fold(text):
                 at = types.Position(max(line - 1, 0), 0)
                 found.append(

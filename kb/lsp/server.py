@@ -151,7 +151,7 @@ class KbLanguageServer(LanguageServer):
         kept = self.buffers.get(uri)
         if kept is not None and kept[0] == text and kept[1] == generation:
             return kept[2]
-        buffer = kb.read_buffer(file, text)
+        buffer = kb.editor.read_buffer(file, text)
         if len(self.buffers) > 100:  # documents asked about but never opened: forget them
             self.buffers.clear()
         self.buffers[uri] = (text, generation, buffer)
@@ -381,7 +381,7 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: KbLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
         path = to_fs_path(params.text_document.uri)
-        if path is not None and ls.kb is not None and ls.kb.file_place(Path(path)):
+        if path is not None and ls.kb is not None and ls.kb.editor.file_place(Path(path)):
             ls.ingest_in_background([Path(path)], "kb: ingesting the saved note")
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
@@ -390,7 +390,7 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
         if kb is None:
             return
         paths = [Path(p) for c in params.changes if (p := to_fs_path(c.uri)) is not None]
-        inside = [p for p in paths if kb.file_place(p)]
+        inside = [p for p in paths if kb.editor.file_place(p)]
         if inside:
             ls.ingest_in_background(inside, f"kb: ingesting {len(inside)} changed files")
 
@@ -442,7 +442,7 @@ def _warm(ls: KbLanguageServer, kb: KnowledgeBase) -> None:
     # The first answer goes first: the warm-up's CPU would only delay it.
     ls.answered.wait(WARM_AFTER)
     try:
-        kb.warm_editor(pause)
+        kb.editor.warm(pause)
     except Exception as exc:
         log.info("warming up: %s", _one_line(exc))
 

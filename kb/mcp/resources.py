@@ -35,7 +35,7 @@ def add_resources(server: KbServer, kb: KnowledgeBase) -> None:
     )
     def note(path: str) -> str:
         try:
-            source = kb.note_source(path)
+            source = kb.guarded.source(path)
         except UsageError as exc:
             raise ResourceNotFoundError(str(exc)) from None
         except KbError as exc:

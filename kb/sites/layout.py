@@ -102,6 +102,22 @@ _HOST_HEAD_CHARS = 200  # of the body after the front matter: a first heading, f
 _ABSOLUTE_URL = re.compile(r"https?://[^\s<>()\[\]\"'`]+", re.IGNORECASE)
 
 
+def markdown_elsewhere(home: Path, roots: list[Path]) -> str:
+    """When the notes roots hold no notes: where under ``home`` Markdown files are, and
+    how to read them; '' when there are none (or a root is ``home`` itself)."""
+    if any(root == home for root in roots):
+        return ""
+    found = markdown_folders(home)
+    if not found:
+        return ""
+    named = ", ".join(f"{root.name}/" for root in roots)
+    return (
+        f"no notes in {named}, but Markdown files are elsewhere in {home}: "
+        f"{describe_markdown_elsewhere(found)}; name their folder in 'roots' in "
+        f"{home / 'kb.yaml'}"
+    )
+
+
 def inferred_site_hosts(folder: Path, exclude: Iterable[str] = ()) -> tuple[str, ...]:
     """The hosts a site in ``folder`` was served at, read from its own notes: hosts most of
     whose linked paths are the site's pages. A Jekyll site often has no ``url`` in its

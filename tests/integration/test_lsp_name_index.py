@@ -28,7 +28,7 @@ def names(tmp_path_factory: pytest.TempPathFactory) -> list:
     shutil.copy(REPO / "kb.yaml", home / "kb.yaml")
     with KnowledgeBase.open(home) as kb:
         kb.ingest()
-        return kb.editor_names()
+        return kb.editor.names()
 
 
 def queries(names: list) -> list[str]:
@@ -80,7 +80,7 @@ def test_the_index_ranks_as_the_naming_rule_on_a_corpus(tmp_path: Path) -> None:
         KnowledgeBase.init(site)
     with KnowledgeBase.open(site) as kb:
         kb.ingest()
-        names = kb.editor_names()
+        names = kb.editor.names()
     index = index_names(names)
     keys = name_keys(names)
     speller = PinyinSpeller()

@@ -1,0 +1,162 @@
+"""Writing the store: one ingest under the ingest lock, a rebuild made beside the old store
+and swapped in whole, then the embeddings for search by meaning (kb/meaning).
+
+The facade's ``ingest`` is a call to ``write_store``; everything here runs with the lock
+held, and the store is closed whatever happens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kb.engines.registry import configured_entry
+from kb.errors import KbError, StoreError, os_error_message
+from kb.ingest.lock import ingest_lock
+from kb.ingest.run import Ingester, IngestStats, ProgressCallback
+from kb.models import Problem
+from kb.store import Store, check_location, store_errors
+
+if TYPE_CHECKING:
+    from kb.config import Config
+
+
+def write_store(
+    config: Config,
+    paths: list[Path] | None,
+    rebuild: bool,
+    progress: ProgressCallback | None,
+    lock_wait: float | None,
+    engine: str | None,
+    reset_readers: Callable[[], None],
+) -> IngestStats:
+    """Bring the store up to date with the notes (all roots, or only ``paths``), or
+    rebuild it (``engine``: the one to switch to); ``reset_readers`` when an index kept
+    outside the store may have been replaced."""
+    path = config.store_path
+    check_location(path)
+    try:
+        with ingest_lock(config, lock_wait):
+            _remove_database(_beside(path))  # left by a rebuild that was killed
+            if rebuild:
+                stats = _rebuild(config, progress, engine, reset_readers)
+            else:
+                # Readers need not reopen: WAL readers see the commit on their next
+                # read, and the caches are keyed by the store's generation.
+                stats = _ingest_into(config, path, paths, False, progress, None, reset_readers)
+            _embed(config, path, stats, progress)
+            return stats
+    except OSError as exc:
+        raise StoreError(os_error_message(exc)) from exc
+
+
+def _rebuild(
+    config: Config,
+    progress: ProgressCallback | None,
+    engine: str | None,
+    reset_readers: Callable[[], None],
+) -> IngestStats:
+    """Build a new store beside the old one and swap it in only when it is complete:
+    a rebuild that fails (disk full, Ctrl-C) leaves the old store as it was. The old
+    store is never opened for writing, so a damaged one is no obstacle."""
+    path = config.store_path
+    fresh = _beside(path)
+    try:
+        chosen = engine or _chosen_engine(path)
+        stats = _ingest_into(config, fresh, None, True, progress, chosen, reset_readers)
+        # The old store's journal files must not meet the new store: remove them first.
+        _remove_database(path, main=False)
+        fresh.replace(path)  # atomic: readers see the old store or the new one
+    except BaseException:
+        _remove_database(fresh)
+        raise
+    return stats
+
+
+def _ingest_into(
+    config: Config,
+    path: Path,
+    paths: list[Path] | None,
+    rebuild: bool,
+    progress: ProgressCallback | None,
+    engine: str | None,
+    reset_readers: Callable[[], None],
+) -> IngestStats:
+    store = Store.open(path, create=True)
+    try:
+        with store_errors(path):
+            if engine is not None:
+                store.meta.set("engine", engine)  # --engine on a rebuild: the new choice
+            entry = configured_entry(config, store)
+            ingester = Ingester(config, store, progress, engine=entry)
+            stats = ingester.run(paths, rebuild=rebuild)
+            entry.after_commit(config.index_dir, store, ingester.streams, rebuild)
+            if not entry.in_store:  # its index may have been rebuilt: open it again
+                reset_readers()
+            if rebuild:
+                store.seal()
+        return stats
+    finally:
+        store.close()
+
+
+def _embed(
+    config: Config, path: Path, stats: IngestStats, progress: ProgressCallback | None
+) -> None:
+    """After the words are committed: embed the notes that changed for search by
+    meaning (kb/meaning), each batch committed, so a search never waits for it."""
+    # deferred: the embedder's settings; numpy and the model load only when configured
+    from kb.meaning.embedder import EmbedderError, configured
+
+    settings = str(config.home / "kb.yaml")
+    try:
+        choice = configured(config.raw)
+        if choice is None:
+            return
+        from kb.meaning.hybrid import Meaning
+        from kb.meaning.index import embed_pending
+
+        store = Store.open(path, create=True)
+        try:
+            with store_errors(path):
+                done = embed_pending(store, Meaning(choice).embedder(), progress)
+        finally:
+            store.close()
+    except EmbedderError as exc:
+        stats.problems.append((settings, Problem("meaning", str(exc))))
+        stats.warnings += 1
+        return
+    stats.embedded = done.notes
+    stats.embed_seconds = done.seconds
+    for note, why in done.failed:
+        message = f"search by meaning skips this note (the embedder failed: {why})"
+        stats.problems.append((note, Problem("meaning", message)))
+        stats.warnings += 1
+
+
+def _beside(path: Path) -> Path:
+    """Where a rebuild builds the new store."""
+    return path.with_name(path.name + ".new")
+
+
+def _remove_database(path: Path, main: bool = True) -> None:
+    """Remove a database file (unless not ``main``) and its journal files."""
+    for suffix in ("-wal", "-shm", "-journal", *([""] if main else [])):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def _chosen_engine(path: Path) -> str | None:
+    """The engine chosen with ``--engine`` in the old store, which a rebuild keeps; None
+    when the old store cannot tell (missing or damaged)."""
+    try:
+        store = Store.open(path, create=False, check=False)  # a damaged store may tell
+    except KbError:
+        return None
+    try:
+        with store_errors(path):
+            return store.meta.get("engine")
+    except KbError:
+        return None
+    finally:
+        store.close()
