@@ -218,14 +218,18 @@ def _order(
         several = len(word.alternatives()) > 1
         as_typed.append(engine.holders(exact, [i for i in ids if i in held]) if several else held)
     intact = [engine.holders(text, ids) for text in reading.intact]
-    # A title holding every word: the note is about the query, not just mentioning it.
+    # A title holding every word: the note is about the query, not just mentioning it. A
+    # fragment of a Chinese run is no word on its own, but when a note holds the run as
+    # typed, a title without the fragment is not about the query (`MCP 写的一行`: the note
+    # holding 写的一行 before the one titled MCP).
+    typed_run_held = any(intact)
     titled_all = {
         note_id
         for note_id in ids
         if all(
             any(_holds(a, facts[note_id][0]) for a in w.alternatives())
             for w in reading.words
-            if not w.fragment
+            if typed_run_held or not w.fragment
         )
     }
     links = store.links.note_link_counts(ids)

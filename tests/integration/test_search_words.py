@@ -177,3 +177,20 @@ def test_a_run_with_a_leftover_character_ranks_the_note_about_it_first(
     results = kb.search("主从同步延迟率", limit=10)
     assert all("率" not in hit.missing for hit in results.hits)
     assert not results.hits[0].missing
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_note_holding_the_run_as_typed_outranks_a_title_holding_the_rest(
+    engine: str, make_kb
+) -> None:
+    # 写的一行 is all fragments to the notes' vocabulary; one note holds it as typed, the
+    # other only has MCP in its title: the first is what was asked for.
+    kb = make_kb(
+        {
+            "inbox/new.md": note("MCP 新笔记", "空的模板。"),
+            "redis.md": note("Redis 学习笔记", "跳表与持久化。\n\n## 附记\n\nMCP 写的一行。"),
+        },
+        config=f"roots: [notes]\nengine: {engine}\n",
+    )
+    kb.ingest()
+    assert [hit.path for hit in kb.search("MCP 写的一行").hits][:2] == ["redis.md", "inbox/new.md"]
