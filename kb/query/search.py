@@ -127,10 +127,12 @@ def run_search(
         if row is None:
             continue
         title = clean_line(row.title)
-        snippet, spans = make_snippet(row.text or row.summary or "", patterns, code=row.code)
         near = found.get(note_id)
-        if near is not None:
-            snippet, spans = clean_line(near.passage), []
+        spans: list[tuple[int, int]] = []
+        if near is not None:  # found by meaning: its passage, not the words' snippet
+            snippet = clean_line(near.passage)
+        else:
+            snippet, spans = make_snippet(row.text or row.summary or "", patterns, code=row.code)
         matched = held
         if any(_OTHER_FORM in label for label in held):
             whole_text = "\n".join((row.title, row.text, row.code))
