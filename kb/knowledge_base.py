@@ -111,11 +111,13 @@ class KnowledgeBase:
         progress: ProgressCallback | None = None,
         lock_wait: float | None = None,
         engine: str | None = None,
+        embed: bool = True,
     ) -> IngestStats:
         """Bring the store up to date with the notes (all roots, or only ``paths``).
 
         ``engine`` (with ``rebuild``) switches the search engine to one the registry
-        (``kb.engines.registry``) names."""
+        (``kb.engines.registry``) names. ``embed=False`` leaves search by meaning's
+        embedding to a later ``embed()`` (the app runs it in its own worker)."""
         if engine is not None and not rebuild:
             raise UsageError("--engine takes effect with --rebuild")
         from kb.ingest.lock import ingest_lock
@@ -132,7 +134,8 @@ class KnowledgeBase:
                         # Readers need not reopen: WAL readers see the commit on their next
                         # read, and the caches are keyed by the store's generation.
                         stats = self._ingest_locked(path, paths, False, progress, None)
-                    self._embed(path, stats, progress)
+                    if embed:
+                        self._embed(path, stats, progress)
                     return stats
                 finally:
                     if rebuild:  # readers opened meanwhile hold the store it replaced
@@ -140,7 +143,37 @@ class KnowledgeBase:
         except OSError as exc:
             raise StoreError(os_error_message(exc)) from exc
 
-    def _embed(self, path: Path, stats: IngestStats, progress: ProgressCallback | None) -> None:
+    def embed(
+        self,
+        progress: ProgressCallback | None = None,
+        stop: Callable[[], bool] | None = None,
+        lock_wait: float | None = 0,
+    ) -> IngestStats:
+        """Embed the notes whose vectors are missing or stale (search by meaning), under
+        the ingest lock, after an ``ingest(embed=False)``; ``stop`` is asked between
+        batches (each batch is committed: what was embedded stays). Only ``embedded``,
+        ``embed_seconds``, ``warnings`` and ``problems`` of the answer are filled.
+        Raises IngestLocked when another ingest holds the lock past ``lock_wait``."""
+        from kb.ingest.lock import ingest_lock
+        from kb.ingest.run import IngestStats
+
+        stats = IngestStats()
+        path = self.config.store_path
+        check_location(path)
+        try:
+            with ingest_lock(self.config, lock_wait):
+                self._embed(path, stats, progress, stop)
+        except OSError as exc:
+            raise StoreError(os_error_message(exc)) from exc
+        return stats
+
+    def _embed(
+        self,
+        path: Path,
+        stats: IngestStats,
+        progress: ProgressCallback | None,
+        stop: Callable[[], bool] | None = None,
+    ) -> None:
         """After the words are committed: embed the notes that changed for search by
         meaning (kb/meaning), each batch committed, so a search never waits for it."""
         from kb.meaning.embedder import EmbedderError, configured
@@ -157,7 +190,7 @@ class KnowledgeBase:
             store = Store.open(path, create=True)
             try:
                 with store_errors(path):
-                    done = embed_pending(store, Meaning(choice).embedder(), progress)
+                    done = embed_pending(store, Meaning(choice).embedder(), progress, stop)
             finally:
                 store.close()
         except EmbedderError as exc:
@@ -227,6 +260,7 @@ class KnowledgeBase:
         paths: list[Path],
         lock_wait: float | None = None,
         progress: ProgressCallback | None = None,
+        embed: bool = True,
     ) -> IngestStats:
         """Bring the store up to date after the system said ``paths`` changed: only those
         when each is a note file (a fraction of a second, where a walk of every note takes
@@ -236,8 +270,8 @@ class KnowledgeBase:
 
         named = sorted(set(paths))
         if not named or not all(is_note_name(path.name) for path in named):
-            return self.ingest(lock_wait=lock_wait, progress=progress)
-        return self.ingest(named, lock_wait=lock_wait, progress=progress)
+            return self.ingest(lock_wait=lock_wait, progress=progress, embed=embed)
+        return self.ingest(named, lock_wait=lock_wait, progress=progress, embed=embed)
 
     def ingest_file(self, path: Path) -> IngestStats:
         """Refresh one note file (the editing loop calls this after ``$EDITOR`` returns)."""

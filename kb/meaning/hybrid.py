@@ -129,18 +129,18 @@ def blend(
     order: Sequence[Ranked],
     strict: int,
     page: int,
-) -> tuple[list[Ranked], dict[int, Found], int]:
+) -> tuple[list[Ranked], dict[int, Found], int, bool]:
     """The ranking with meaning joined where the words are weak; the hits found by meaning
-    (with their passage); how many notes have no vectors yet."""
+    (with their passage); how many notes have no vectors yet; whether meaning joined."""
     why = weak_words(text, reading, order, strict, page)
     if why is None or not store.vectors.exist():
-        return list(order), {}, 0
+        return list(order), {}, 0, False
     from kb.meaning.index import pending_notes, vector_index  # numpy: only when meaning joins
 
     embedder = meaning.embedder()
     index = vector_index(store, embedder)
     if index is None:  # vectors of another model: 'kb ingest' re-embeds
-        return list(order), {}, store.notes.count()
+        return list(order), {}, store.notes.count(), False
     near = index.nearest(meaning.encode_query(text), NOTES)
     if near:
         floor = max(MIN_SIMILARITY, near[0].similarity - WITHIN_BEST)
@@ -187,4 +187,4 @@ def blend(
 
             shown = passage_text(row.text, stored.start, stored.end) or row.title
             found[hit.note_id] = Found(hit.similarity, stored.heading, shown)
-    return [items[i] for i in ranked], found, pending_notes(store)
+    return [items[i] for i in ranked], found, pending_notes(store), True

@@ -63,8 +63,10 @@ def embed_pending(
     store: Store,
     embedder: Embedder,
     progress: Callable[[int, int], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> EmbedStats:
-    """Embed every note whose vectors are missing or stale; returns what it did."""
+    """Embed every note whose vectors are missing or stale; returns what it did. ``stop``
+    is asked before each batch: true ends the run (the batches done are committed)."""
     stats = EmbedStats()
     started = time.perf_counter()
     if store.vectors.signature() != embedder.signature:
@@ -74,7 +76,7 @@ def embed_pending(
             store.vectors.set_signature(embedder.signature)
     total = store.vectors.pending_count()
     done = 0
-    while True:
+    while stop is None or not stop():
         pending = store.vectors.pending(BATCH_NOTES)
         if not pending:
             break

@@ -61,6 +61,7 @@ class SearchResults:
     warning: str | None = None
     notices: list[str] = field(default_factory=list)  # how the query was read
     relaxed: bool = False  # some hits lack some of the words
+    meaning: bool = False  # meaning joined the ranking (the words were weak: kb/meaning)
 
     def to_json(self) -> str:
         # json_text: exact values, with C1 and bidi controls escaped as \u sequences.
@@ -118,7 +119,9 @@ def run_search(
     if meaning is not None and not exact:
         from kb.meaning.hybrid import blend  # cheap; numpy only if the words are weak
 
-        order, found, behind = blend(meaning, store, text, reading, order, len(strict), limit)
+        order, found, behind, results.meaning = blend(
+            meaning, store, text, reading, order, len(strict), limit
+        )
         if behind:
             results.notices.append(f"meaning is not yet available for {behind} notes")
     patterns = reading_patterns(reading)
