@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import click
 
 from kb import __version__
+from kb.cli import layout
 from kb.cli.complete import complete_note, complete_query, complete_series, complete_tag
 from kb.cli.output import open_kb, path_line, use_color, warn_settings
 from kb.cli.search import SearchCommand
@@ -73,7 +74,7 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
     """Notes as a table on a terminal, one file a line when piped, or as asked."""
     import os
 
-    from kb.text import json_text, one_line, strip_controls
+    from kb.text import json_text, strip_controls
 
     files = [os.path.relpath(kb.note_file(note.root, note.rel)) for note in notes]
     if output.as_json:
@@ -90,19 +91,52 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
 
         for note, file in zip(notes, files, strict=True):
             click.echo(strip_controls(format_note(output.template, note.fields(file))))
-    elif sys.stdout.isatty() or use_color():
-        color = use_color()
-        for note, file in zip(notes, files, strict=True):
-            date = (note.date or "")[:10].ljust(10)
-            path = path_line(file)
-            click.echo(
-                f"{click.style(date, dim=True) if color else date}  {one_line(note.title)}  "
-                f"{click.style(path, fg='cyan') if color else path}",
-                color=color,
-            )
+    elif layout.stdout_is_terminal() or use_color():
+        _print_table(notes, files, use_color())
     else:
         for file in files:
             click.echo(path_line(file))
+
+
+def _print_table(notes: list[ListedNote], files: list[str], color: bool) -> None:
+    """Date, title and file in columns padded by display width, in the terminal's width:
+    a title that does not fit is cut at its end, a file in its middle, with ``…``; no
+    line wraps. The date column is left out when no note has a date."""
+    from kb.cli.layout import GAP, columns, echo_lines, share_widths
+    from kb.linebreak import cell_width, cut_end, cut_middle, pad
+    from kb.text import one_line
+
+    dates = [(note.date or "")[:10] for note in notes]
+    titles = [one_line(note.title) for note in notes]
+    paths = [path_line(file) for file in files]
+    date_width = max(map(len, dates), default=0)
+    room = columns() - (date_width + len(GAP) if date_width else 0) - len(GAP)
+    title_cells = [cell_width(title) for title in titles]  # measured once: 10,000 rows
+    path_cells = [cell_width(path) for path in paths]
+    wanted = [max(title_cells, default=0), max(path_cells, default=0)]
+    title_width, path_width = share_widths(wanted, room, [min(w, 12) for w in wanted])
+    lines = []
+    for date, title, cells, path, path_size in zip(
+        dates, titles, title_cells, paths, path_cells, strict=True
+    ):
+        fits = cells <= title_width
+        name = (
+            pad(title, title_width, cells)
+            if fits
+            else pad(cut_end(title, title_width), title_width)
+        )
+        shown = path if path_size <= path_width else cut_middle(path, path_width)
+        lines.append(
+            (_dim(date, color) + " " * (date_width - len(date)) + GAP if date_width else "")
+            + name
+            + GAP
+            + (click.style(shown, fg="cyan") if color else shown)
+        )
+    echo_lines(lines, color)
+
+
+def _dim(text: str, color: bool) -> str:
+    return click.style(text, dim=True) if color and text else text
 
 
 @click.command()
@@ -284,8 +318,9 @@ def tags(ctx: click.Context, tree: bool, sort: str, as_json: bool) -> None:
         click.echo(json_text([{"tag": tag, "count": count} for tag, count in counts], indent=2))
         return
     width = max((len(str(count)) for _, count in counts), default=1)
+    fit = _fitter(width + 2)
     for tag, count in counts:
-        click.echo(f"{count:>{width}}  {one_line(tag)}")
+        click.echo(f"{count:>{width}}  {fit(one_line(tag))}")
 
 
 def _print_tag_tree(nodes: list[TagNode], depth: int, sort: str) -> None:
@@ -294,8 +329,22 @@ def _print_tag_tree(nodes: list[TagNode], depth: int, sort: str) -> None:
     if sort == "count":
         nodes = sorted(nodes, key=lambda node: (-node.count, node.name.casefold()))
     for node in nodes:
-        click.echo(f"{'  ' * depth}{one_line(node.name)}  {node.count}")
+        fit = _fitter(2 * depth + 2 + len(str(node.count)))
+        click.echo(f"{'  ' * depth}{fit(one_line(node.name))}  {node.count}")
         _print_tag_tree(node.children, depth + 1, sort)
+
+
+def _fitter(taken: int) -> Callable[[str], str]:
+    """On a terminal: a tag cut with ``…`` to what ``taken`` cells leave of the line;
+    piped: the tag whole."""
+    from kb.cli.layout import terminal_width
+
+    width = terminal_width()
+    if width is None:
+        return lambda text: text
+    from kb.linebreak import cut_end
+
+    return lambda text: cut_end(text, max(width - taken, 1))
 
 
 def _tag_node_json(node: TagNode) -> dict[str, Any]:

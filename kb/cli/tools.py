@@ -76,13 +76,10 @@ def completion(shell: str) -> None:
     It completes commands, options, notes (titles and paths) for NOTE, tags after tag:
     and --tag, and series after series: and --series.
     """
-    from click.shell_completion import get_completion_class
-
-    complete = get_completion_class(shell)
-    assert complete is not None  # click knows these three shells
     from kb.cli import cli
+    from kb.cli.shell_completion import completion_script
 
-    click.echo(complete(cli, {}, "kb", "_KB_COMPLETE").source())
+    click.echo(completion_script(shell, cli))
 
 
 def _complete_topic(

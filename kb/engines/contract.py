@@ -121,6 +121,10 @@ MLT_LARGE_BASE = 20
 _SUFFIXES = frozenset("化性式型器率者度量号法池库表")
 _NUMBER = re.compile("[零〇一二三四五六七八九十百千万亿两几]*[十百千万亿][个次条种位份本张只件数]")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+# A written-out address: its scheme (or www.) up to a space, a bracket, a quote or Chinese.
+_URL = re.compile(
+    r"(?:\b[A-Za-z][A-Za-z0-9+.-]*://|\bwww\.)[^\s<>()\[\]{}\"'\u3000-\u9fff\uff00-\uffef]*"
+)
 _CHARACTER_RANGES = re.compile(r"(?:[a-z0-9]-[a-z0-9])+")  # a-za-z0-9: a regex's [a-zA-Z0-9]
 
 
@@ -243,6 +247,7 @@ def document_terms(document: SearchDocument) -> Counter[str]:
 
     counts: Counter[str] = Counter()
     body = _LATEX_COMMAND.sub(" ", document.body)  # \frac, \text: markup, not words
+    body = _URL.sub(" ", body)  # https, github, com: pieces of an address, not words
     weighted = ((document.title, 3), (document.meta, 2), (document.headings, 2), (body, 1))
     for text, weight in weighted:
         for segment in segments(text):

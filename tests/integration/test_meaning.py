@@ -324,8 +324,14 @@ def test_the_bundled_model_finds_a_term_in_the_other_language(
         }
     )
     assert kb.ingest().embedded == 3
-    hits = kb.search("布隆过滤器是怎么判断一个元素不存在的").hits
-    assert hits[0].path == "bloom.md" and hits[0].near
+    # No word of the question is in the notes or the glossary: only meaning finds it.
+    question = "绿茶要用多少度的水泡"
+    assert kb.search(question, lexical=True).hits == []
+    hits = kb.search(question).hits
+    assert hits[0].path == "tea.md" and "80 degrees" in hits[0].near
+    # A term the glossary holds is found by its partner, by the words alone.
+    hits = kb.search("布隆过滤器是怎么判断一个元素不存在的", lexical=True).hits
+    assert hits[0].path == "bloom.md"
 
 
 @pytest.mark.slow

@@ -134,8 +134,9 @@ def test_fewer_than_ten_notes_with_every_word_are_followed_by_notes_with_some(
     partial = [hit for hit in results.hits if hit.missing]
     # most words first: mq-basics holds 消息 and 队列, rocket.md only 消息
     assert [hit.path for hit in partial][:2] == ["mq-basics.md", "rocket.md"]
-    # 消息队列 is split into the words the notes use (消息, 队列), 镜像集群 too
-    assert partial[0].matched == ["消息", "队列"]
+    # 消息队列 is a glossary term (message queue): kept whole, before any split; 镜像集群
+    # is split into the words the notes use
+    assert partial[0].matched == ["消息队列"]
     assert sorted(partial[0].missing) == ["副本", "镜像", "集群"]
     assert results.relaxed
 
@@ -165,7 +166,7 @@ def test_cli_exit_codes_and_paths_with_relaxed_results(kb: KnowledgeBase, monkey
     first = json.loads(result.stdout)[0]
     assert (first["path"], first["matched"], first["missing"]) == (
         "mq-ha.md",
-        ["消息", "队列", "镜像", "集群"],
+        ["消息队列", "镜像", "集群"],
         [],
     )
     result = runner.invoke(cli, [*home, "search", "zzzqqq"])
