@@ -25,6 +25,16 @@ if TYPE_CHECKING:
 
 BATCH_NOTES = 16  # notes per transaction (a killed run loses at most these)
 SCALE = np.dtype(np.float32).itemsize
+# Components per vector are stored in this many bits, with one float32 scale: 4 bits halve
+# the store's growth against int8 (measured: 5,830 passages 3.0 MB -> 1.5 MB of vectors).
+BITS = 4
+LEVELS = {8: 127, 4: 7}  # the largest component maps to this many steps from zero
+FORMAT = f"int{BITS}"  # kept with the vectors' signature: another format re-embeds
+
+
+def stored_signature(embedder: Embedder) -> str:
+    """What the store keeps beside the vectors: the embedder's signature and the format."""
+    return f"{embedder.signature}+{FORMAT}"
 
 
 @dataclass(slots=True)
@@ -37,22 +47,37 @@ class EmbedStats:
     reset: bool = False  # the vectors came from another embedder: dropped
 
 
-def pack(rows: np.ndarray) -> list[bytes]:
-    """Unit float32 rows as int8 components and a float32 scale each."""
+def pack(rows: np.ndarray, bits: int = BITS) -> list[bytes]:
+    """Unit float32 rows as ``bits``-bit components (8: int8; 4: two a byte, offset by
+    8) and a float32 scale each."""
+    levels = LEVELS[bits]
     peak = np.abs(rows).max(axis=1, keepdims=True)
     peak[peak == 0] = 1.0
-    quantized = np.round(rows / peak * 127).astype(np.int8)
-    scales = (peak[:, 0] / 127).astype(np.float32)
+    quantized = np.round(rows / peak * levels).astype(np.int8)
+    scales = (peak[:, 0] / levels).astype(np.float32)
+    if bits == 4:
+        if quantized.shape[1] % 2:  # an odd width: one zero component more
+            quantized = np.pad(quantized, ((0, 0), (0, 1)))
+        nibbles = (quantized + 8).astype(np.uint8)
+        quantized = (nibbles[:, 0::2] << 4 | nibbles[:, 1::2]).view(np.int8)
     return [q.tobytes() + s.tobytes() for q, s in zip(quantized, scales, strict=True)]
 
 
-def unpack(blobs: list[bytes], dimensions: int) -> np.ndarray:
+def unpack(blobs: list[bytes], dimensions: int, bits: int = BITS) -> np.ndarray:
     """The float32 rows (unit length again) of packed vectors."""
     if not blobs:
         return np.zeros((0, dimensions), dtype=np.float32)
-    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), dimensions + SCALE)
-    values = raw[:, :dimensions].view(np.int8).astype(np.float32)
-    scales = raw[:, dimensions:].copy().view(np.float32)
+    width = dimensions if bits == 8 else (dimensions + 1) // 2
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), width + SCALE)
+    if bits == 8:
+        values = raw[:, :width].view(np.int8).astype(np.float32)
+    else:
+        packed = raw[:, :width]
+        values = np.empty((len(blobs), width * 2), dtype=np.float32)
+        values[:, 0::2] = (packed >> 4).astype(np.float32) - 8
+        values[:, 1::2] = (packed & 0x0F).astype(np.float32) - 8
+        values = values[:, :dimensions]
+    scales = raw[:, width:].copy().view(np.float32)
     rows = values * scales
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
@@ -69,11 +94,11 @@ def embed_pending(
     is asked before each batch: true ends the run (the batches done are committed)."""
     stats = EmbedStats()
     started = time.perf_counter()
-    if store.vectors.signature() != embedder.signature:
+    if store.vectors.signature() != stored_signature(embedder):
         with store.transaction():  # another model's vectors are never mixed with these
             stats.reset = store.vectors.signature() is not None
             store.vectors.clear()
-            store.vectors.set_signature(embedder.signature)
+            store.vectors.set_signature(stored_signature(embedder))
     total = store.vectors.pending_count()
     done = 0
     while stop is None or not stop():
@@ -198,7 +223,7 @@ _PENDING: dict[tuple[str, int, int], int] = {}  # (store, generation, stamp): no
 
 def vector_index(store: Store, embedder: Embedder) -> VectorIndex | None:
     """The store's vectors when they come from ``embedder``, kept while they are unchanged."""
-    if store.vectors.signature() != embedder.signature:
+    if store.vectors.signature() != stored_signature(embedder):
         return None
     key = (str(store.path), embedder.signature, store.vectors.stamp())
     with _CACHE_LOCK:
