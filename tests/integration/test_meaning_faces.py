@@ -86,3 +86,19 @@ def test_the_query_vector_is_kept_per_text(
     kb.ingest()
     kb.search(QUESTION)
     assert asked[-1] == QUESTION and len(asked) == 3
+
+
+def test_a_large_batch_is_encoded_in_two_threads_with_the_same_vectors(
+    fake: Callable[..., FakeEmbedder],
+) -> None:
+    from kb.meaning import index
+
+    texts = [f"{word} {n}" for n in range(40) for word in ("car", "apple", "mend")]
+    embedder = FakeEmbedder()
+    alone = embedder.encode_passages(texts)
+    calls = embedder.calls
+    together = index._encode(embedder, texts)
+    assert embedder.calls == calls + 2 and np.array_equal(alone, together)
+    few = texts[: index.THREADS_FROM - 1]
+    index._encode(embedder, few)
+    assert embedder.calls == calls + 3  # a small batch: one call
