@@ -107,22 +107,34 @@ class KnowledgeBase:
         progress: ProgressCallback | None = None,
         lock_wait: float | None = None,
         engine: str | None = None,
+        embed: bool = True,
     ) -> IngestStats:
-        """Bring the store up to date with the notes (all roots, or only ``paths``).
-
-        ``engine`` (with ``rebuild``) switches the search engine to one the registry
-        (``kb.engines.registry``) names."""
+        """Bring the store up to date with the notes (all roots, or only ``paths``);
+        ``engine`` (with ``rebuild``) switches to one the registry names; ``embed=False``
+        leaves search by meaning's embedding to ``embed()`` (the app's own worker)."""
         if engine is not None and not rebuild:
             raise UsageError("--engine takes effect with --rebuild")
         from kb.ingest.session import write_store  # deferred: the ingest machinery
 
         try:
             return write_store(
-                self.config, paths, rebuild, progress, lock_wait, engine, self._reset_readers
+                self.config, paths, rebuild, progress, lock_wait, engine, self._reset_readers, embed
             )
         finally:
             if rebuild:  # readers opened meanwhile hold the store it replaced
                 self._reset_readers()
+
+    def embed(
+        self,
+        progress: ProgressCallback | None = None,
+        stop: Callable[[], bool] | None = None,
+        lock_wait: float | None = 0,
+    ) -> IngestStats:
+        """Embed the notes whose vectors are missing or stale (search by meaning), after
+        an ``ingest(embed=False)``: kb.ingest.session.embed_store."""
+        from kb.ingest.session import embed_store  # deferred: the ingest machinery
+
+        return embed_store(self.config, progress, stop, lock_wait)
 
     def _engine_entry(self, store: Store) -> EngineEntry:
         from kb.engines.registry import configured_entry  # deferred: loads the registry
@@ -134,6 +146,7 @@ class KnowledgeBase:
         paths: list[Path],
         lock_wait: float | None = None,
         progress: ProgressCallback | None = None,
+        embed: bool = True,
     ) -> IngestStats:
         """Bring the store up to date after the system said ``paths`` changed: only those
         when each is a note file (a fraction of a second, where a walk of every note takes
@@ -143,8 +156,8 @@ class KnowledgeBase:
 
         named = sorted(set(paths))
         if not named or not all(is_note_name(path.name) for path in named):
-            return self.ingest(lock_wait=lock_wait, progress=progress)
-        return self.ingest(named, lock_wait=lock_wait, progress=progress)
+            return self.ingest(lock_wait=lock_wait, progress=progress, embed=embed)
+        return self.ingest(named, lock_wait=lock_wait, progress=progress, embed=embed)
 
     def ingest_file(self, path: Path) -> IngestStats:
         """Refresh one note file (the editing loop calls this after ``$EDITOR`` returns)."""
@@ -194,17 +207,9 @@ class KnowledgeBase:
     def meaning(self) -> Meaning | None:
         """Search by meaning as kb.yaml's ``semantic:`` sets it (kb/meaning), or None: off,
         or its package not installed. Finding that out imports no numpy."""
-        from kb.meaning.embedder import EmbedderError, configured
+        from kb.meaning.hybrid import configured_meaning  # deferred: only search asks
 
-        try:
-            choice = configured(self.config.raw)
-        except EmbedderError:  # kb ingest says what is wrong; a search keeps the words
-            return None
-        if choice is None:
-            return None
-        from kb.meaning.hybrid import Meaning
-
-        return Meaning(choice)
+        return configured_meaning(self.config.raw)
 
     def glossary(self) -> Glossary:
         """The shipped Chinese↔English glossary with kb.yaml's ``synonyms:``, loaded once."""

@@ -30,10 +30,11 @@ def write_store(
     lock_wait: float | None,
     engine: str | None,
     reset_readers: Callable[[], None],
+    embed: bool = True,
 ) -> IngestStats:
     """Bring the store up to date with the notes (all roots, or only ``paths``), or
     rebuild it (``engine``: the one to switch to); ``reset_readers`` when an index kept
-    outside the store may have been replaced."""
+    outside the store may have been replaced; then, if ``embed``, embed what changed."""
     path = config.store_path
     check_location(path)
     try:
@@ -45,7 +46,8 @@ def write_store(
                 # Readers need not reopen: WAL readers see the commit on their next
                 # read, and the caches are keyed by the store's generation.
                 stats = _ingest_into(config, path, paths, False, progress, None, reset_readers)
-            _embed(config, path, stats, progress)
+            if embed:
+                _embed(config, path, stats, progress)
             return stats
     except OSError as exc:
         raise StoreError(os_error_message(exc)) from exc
@@ -101,8 +103,34 @@ def _ingest_into(
         store.close()
 
 
+def embed_store(
+    config: Config,
+    progress: ProgressCallback | None,
+    stop: Callable[[], bool] | None,
+    lock_wait: float | None,
+) -> IngestStats:
+    """Embed the notes whose vectors are missing or stale, under the ingest lock (the
+    app's worker, after an ingest without embedding); ``stop`` is asked between batches
+    (each batch is committed: what was embedded stays). Only ``embedded``,
+    ``embed_seconds``, ``warnings`` and ``problems`` of the answer are filled. Raises
+    IngestLocked when another ingest holds the lock past ``lock_wait``."""
+    stats = IngestStats()
+    path = config.store_path
+    check_location(path)
+    try:
+        with ingest_lock(config, lock_wait):
+            _embed(config, path, stats, progress, stop)
+    except OSError as exc:
+        raise StoreError(os_error_message(exc)) from exc
+    return stats
+
+
 def _embed(
-    config: Config, path: Path, stats: IngestStats, progress: ProgressCallback | None
+    config: Config,
+    path: Path,
+    stats: IngestStats,
+    progress: ProgressCallback | None,
+    stop: Callable[[], bool] | None = None,
 ) -> None:
     """After the words are committed: embed the notes that changed for search by
     meaning (kb/meaning), each batch committed, so a search never waits for it."""
@@ -120,7 +148,7 @@ def _embed(
         store = Store.open(path, create=True)
         try:
             with store_errors(path):
-                done = embed_pending(store, Meaning(choice).embedder(), progress)
+                done = embed_pending(store, Meaning(choice).embedder(), progress, stop)
         finally:
             store.close()
     except EmbedderError as exc:

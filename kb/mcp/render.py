@@ -39,7 +39,10 @@ def hit(number: int, found: SearchHit) -> str:
         *([f"   {facts}"] if facts else []),
         f"   score: {found.score:.3f}; matched: {', '.join(found.matched) or '-'}"
         + (f"; missing: {', '.join(found.missing)}" if found.missing else ""),
-        f"   snippet: {one_line(found.snippet)}",
+        # Found by meaning: the passage nearest the query, not the words' snippet.
+        f"   near: ≈ {one_line(found.near)}"
+        if found.near
+        else f"   snippet: {one_line(found.snippet)}",
     ]
     return "\n".join(lines) + "\n\n"
 
@@ -54,6 +57,7 @@ def hit_data(found: SearchHit) -> dict[str, Any]:
         "snippet": found.snippet,
         "matched": found.matched,
         "missing": found.missing,
+        "near": found.near,  # found by meaning: its nearest passage ('' if by the words)
     }
 
 

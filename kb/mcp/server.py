@@ -119,6 +119,10 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
             bool,
             Field(description="Only the words as typed: no typos, partial words or synonyms"),
         ] = False,
+        lexical: Annotated[
+            bool,
+            Field(description="Words only: leave search by meaning out of this search"),
+        ] = False,
     ) -> CallToolResult:
         """Search the user's notes and get the best matches first, each with its path,
         title, date, tags, score, a snippet, and which query words it matched or lacks.
@@ -130,6 +134,9 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         category:X; date:2024-03 or date:2024-01..2024-06; draft:false. Chinese needs
         no spaces; typos, partial words and English/Chinese synonyms are found unless
         exact is true. When no note holds every word, notes holding some follow.
+        Where the words are weak (a question, a term in the other language from the
+        notes) and meaning is set up, notes near in meaning join; such a hit has `near`,
+        the passage that answers (≈ …), instead of a snippet. lexical=true: words only.
         """
         offset = 0
         if cursor:
@@ -138,7 +145,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
                 raise_usage("that cursor belongs to another query; repeat its query or drop it")
             offset = cursor_offset(fields)
         try:
-            results = kb.search(query, limit=offset + limit + 1, exact=exact)
+            results = kb.search(query, limit=offset + limit + 1, exact=exact, lexical=lexical)
         except QuerySyntaxError as exc:
             raise_usage(
                 f"{exc}; shorten or fix the query (its language is in search's description)"

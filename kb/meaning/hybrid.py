@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from threading import Lock
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kb.meaning.embedder import Choice, Embedder, load_embedder
 
@@ -37,6 +37,7 @@ _QUESTION = re.compile(
 )
 _IDENTIFIER = re.compile(r"[_./:#@\\]|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]")
 SENTENCE_WORDS = 5  # this many words read as a sentence
+QUERIES = 256  # query vectors kept (2 KB each)
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +53,7 @@ class Meaning:
     """The embedder kb.yaml chose, loaded on first use and kept (the app, the servers)."""
 
     _loaded: dict[str, Embedder] = {}  # noqa: RUF012 (one per process, by choice)
+    _queries: dict[tuple[str, str], tuple[Embedder, Any]] = {}  # noqa: RUF012 (a query's vector)
     _lock = Lock()
 
     def __init__(self, choice: Choice) -> None:
@@ -63,6 +65,34 @@ class Meaning:
             if embedder is None:
                 embedder = self._loaded[self.choice.label] = load_embedder(self.choice)
         return embedder
+
+    def encode_query(self, text: str) -> Any:
+        """The query's vector, kept for the last QUERIES texts: the app asks the same
+        question again as the notes change, a face pages through one (7-14 ms each)."""
+        embedder = self.embedder()
+        key = (self.choice.label, text)
+        with self._lock:
+            cached = self._queries.get(key)
+        if cached is not None and cached[0] is embedder:
+            return cached[1]
+        vector = embedder.encode_query(text)
+        with self._lock:
+            if len(self._queries) >= QUERIES:
+                self._queries.pop(next(iter(self._queries)))  # the oldest
+            self._queries[key] = (embedder, vector)
+        return vector
+
+
+def configured_meaning(settings: dict[str, Any]) -> Meaning | None:
+    """kb.yaml's ``semantic:`` as a Meaning, or None: off, or its package not installed
+    (a wrong setting too: kb ingest says what is wrong; a search keeps the words)."""
+    from kb.meaning.embedder import EmbedderError, configured
+
+    try:
+        choice = configured(settings)
+    except EmbedderError:
+        return None
+    return None if choice is None else Meaning(choice)
 
 
 def is_question(text: str) -> bool:
@@ -111,19 +141,19 @@ def blend(
     order: Sequence[Ranked],
     strict: int,
     page: int,
-) -> tuple[list[Ranked], dict[int, Found], int]:
+) -> tuple[list[Ranked], dict[int, Found], int, bool]:
     """The ranking with meaning joined where the words are weak; the hits found by meaning
-    (with their passage); how many notes have no vectors yet."""
+    (with their passage); how many notes have no vectors yet; whether meaning joined."""
     why = weak_words(text, reading, order, strict, page)
     if why is None or not store.vectors.exist():
-        return list(order), {}, 0
-    from kb.meaning.index import vector_index  # numpy: only when meaning joins
+        return list(order), {}, 0, False
+    from kb.meaning.index import pending_notes, vector_index  # numpy: only when meaning joins
 
     embedder = meaning.embedder()
     index = vector_index(store, embedder)
     if index is None:  # vectors of another model: 'kb ingest' re-embeds
-        return list(order), {}, store.notes.count()
-    near = index.nearest(embedder.encode_query(text), NOTES)
+        return list(order), {}, store.notes.count(), False
+    near = index.nearest(meaning.encode_query(text), NOTES)
     if near:
         floor = max(MIN_SIMILARITY, near[0].similarity - WITHIN_BEST)
         near = [n for n in near if n.similarity >= floor]
@@ -153,16 +183,20 @@ def blend(
         return (note_id not in pinned, True, -score)
 
     items: dict[int, Ranked] = {item[0]: item for item in order}
-    found: dict[int, Found] = {}
-    for n in near:
-        if n.note_id not in items:
-            items[n.note_id] = (n.note_id, n.similarity, [], [])
-            stored = store.vectors.passage(n.note_id, n.position)
-            row = store.notes.by_id(n.note_id)
-            if stored and row:
-                from kb.meaning.passages import passage_text
-
-                shown = passage_text(row.text, stored.start, stored.end) or row.title
-                found[n.note_id] = Found(n.similarity, stored.heading, shown)
+    by_note = {n.note_id: n for n in near if n.note_id not in items}
+    for n in by_note.values():
+        items[n.note_id] = (n.note_id, n.similarity, [], [])
     ranked = sorted(items, key=fused)
-    return [items[i] for i in ranked], found, store.vectors.pending_count()
+    found: dict[int, Found] = {}
+    for note_id in ranked[:page]:  # the passage read back only for a hit on the page
+        hit = by_note.get(note_id)
+        if hit is None:
+            continue
+        stored = store.vectors.passage(hit.note_id, hit.position)
+        row = store.notes.by_id(hit.note_id)
+        if stored and row:
+            from kb.meaning.passages import passage_text
+
+            shown = passage_text(row.text, stored.start, stored.end) or row.title
+            found[hit.note_id] = Found(hit.similarity, stored.heading, shown)
+    return [items[i] for i in ranked], found, pending_notes(store), True

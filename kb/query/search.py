@@ -62,6 +62,7 @@ class SearchResults:
     warning: str | None = None
     notices: list[str] = field(default_factory=list)  # how the query was read
     relaxed: bool = False  # some hits lack some of the words
+    meaning: bool = False  # meaning joined the ranking (the words were weak: kb/meaning)
 
     def to_json(self) -> str:
         # json_text: exact values, with C1 and bidi controls escaped as \u sequences.
@@ -120,7 +121,9 @@ def run_search(
     if meaning is not None and not exact:
         from kb.meaning.hybrid import blend  # cheap; numpy only if the words are weak
 
-        order, found, behind = blend(meaning, store, text, reading, order, len(strict), limit)
+        order, found, behind, results.meaning = blend(
+            meaning, store, text, reading, order, len(strict), limit
+        )
         if behind:
             results.notices.append(f"meaning is not yet available for {behind} notes")
     patterns = reading_patterns(reading)
@@ -129,10 +132,12 @@ def run_search(
         if row is None:
             continue
         title = clean_line(row.title)
-        snippet, spans = make_snippet(row.text or row.summary or "", patterns, code=row.code)
         near = found.get(note_id)
-        if near is not None:
-            snippet, spans = clean_line(near.passage), []
+        spans: list[tuple[int, int]] = []
+        if near is not None:  # found by meaning: its passage, not the words' snippet
+            snippet = clean_line(near.passage)
+        else:
+            snippet, spans = make_snippet(row.text or row.summary or "", patterns, code=row.code)
         matched = held
         if any(_OTHER_FORM in label for label in held):
             whole_text = "\n".join((row.title, row.text, row.code))

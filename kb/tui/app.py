@@ -68,6 +68,10 @@ class KbApp(App[None]):
         # One ingest at a time from this app: an edit waits for a running refresh rather
         # than fail on the core's ingest lock. Reads never take it.
         self._one_ingest = threading.Lock()
+        # Search by meaning embeds in its own worker after an ingest; an ingest that comes
+        # meanwhile asks it to stop after its batch (each batch is committed) and goes first.
+        self._embedding = threading.Lock()
+        self._stop_embedding = threading.Event()
         # The command palette's notes, with the store generation they were read at.
         self.palette_notes: tuple[int, PaletteNotes] | None = None
 
@@ -172,10 +176,13 @@ class KbApp(App[None]):
         if not self._one_ingest.acquire(blocking=first or bool(paths)):
             return
         try:
+            self._pause_embedding()
             if paths:
-                stats = self.kb.ingest_changed(paths, lock_wait=0, progress=progress)
+                stats = self.kb.ingest_changed(paths, lock_wait=0, progress=progress, embed=False)
             else:
-                stats = self.kb.ingest(progress=progress, lock_wait=None if first else 0)
+                stats = self.kb.ingest(
+                    progress=progress, lock_wait=None if first else 0, embed=False
+                )
         except IngestLocked:
             return  # another process is ingesting; the next tick catches up
         except KbError as exc:
@@ -187,10 +194,47 @@ class KbApp(App[None]):
                 self.call_from_thread(self.refresh_screens)
         if (stats.changed or first) and not counted:
             self.call_from_thread(self.refresh_screens)
+        self.call_from_thread(self.embed_notes)
         if first:
             self.call_from_thread(
                 self.notify,
                 f"Indexed {plural(stats.added, 'note')} ({plural(stats.warnings, 'warning')})",
+                markup=False,
+            )
+
+    def _pause_embedding(self) -> None:
+        """In a worker, before an ingest: a running embedding ends after its batch."""
+        self._stop_embedding.set()
+        with self._embedding:
+            pass
+
+    @work(thread=True, exclusive=True, group="embed")
+    def embed_notes(self) -> None:
+        """Embed the notes that changed for search by meaning (kb/meaning), after the
+        words are in: the search works meanwhile, and finds more by meaning once done."""
+        if self.kb.meaning() is None:
+            return
+        with self._embedding:
+            self._stop_embedding.clear()
+
+            def progress(done: int, total: int) -> None:
+                if total >= PROGRESS_FROM:
+                    self.post_message(IngestProgress(done, total, "embedding for meaning"))
+
+            try:
+                stats = self.kb.embed(progress, stop=self._stop_embedding.is_set)
+            except IngestLocked:
+                return  # another process is ingesting: it embeds too
+            except KbError as exc:
+                self._tell_error(exc)
+                return
+        if stats.embedded:
+            self.call_from_thread(self.refresh_screens)
+        for where, problem in stats.problems:
+            self.call_from_thread(
+                self.notify,
+                strip_controls(f"{Path(where).name}: {problem.message}"),
+                severity="warning",
                 markup=False,
             )
 
@@ -203,7 +247,7 @@ class KbApp(App[None]):
     def on_ingest_progress(self, message: IngestProgress) -> None:
         if self.screen.id == "search":
             self.screen.query_one("#status", Static).update(
-                Content(f"indexing {message.done}/{message.total} notes …")
+                Content(f"{message.doing} {message.done}/{message.total} notes …")
             )
 
     def refresh_screens(self) -> None:
@@ -266,12 +310,14 @@ class KbApp(App[None]):
     def after_edit(self, path: Path, open_it: bool = False) -> None:
         try:
             with self._one_ingest:
-                self.kb.ingest_file(path)
+                self._pause_embedding()
+                self.kb.ingest([path], embed=False)
             found = self.kb.find_note(str(path)) if open_it else None
         except KbError as exc:
             self._tell_error(exc)
             return
         self.call_from_thread(self.refresh_screens)
+        self.call_from_thread(self.embed_notes)
         if found is not None:
             self.post_message(OpenNote(found.id))
 

@@ -43,6 +43,7 @@ class IngestProgress(Message):
 
     done: int
     total: int
+    doing: str = "indexing"  # or "embedding for meaning" (kb/meaning, after the words)
 
     def can_replace(self, message: Message) -> bool:
         # One a file: a newer count waiting in the queue makes this one moot.

@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 RESULTS = 30  # as you type: the engine's best 30 (ordered by its relevance tiers)
 RECENT = 50  # the empty search's list of notes
 PREVIEW_DELAY = 0.2  # seconds without a keystroke before the preview is built
+# Seconds without a keystroke before meaning joins the search (kb/meaning). As you type the
+# search is the words' alone: an unfinished word is noise to a sentence model, and the
+# model's first load (0.3-0.9 s) must not come between two keystrokes.
+MEANING_DELAY = 0.4
 WIDE = 110  # columns from which the preview (and the outline) sit beside the list
 
 # What a search worker hands the screen: hits, the newest notes, or an error to show.
@@ -90,6 +94,15 @@ class SearchScreen(Screen[None]):
             tooltip="empty search: the notes modified last, or the newest by their date",
         ),
         Binding(
+            "ctrl+l",
+            "toggle_meaning",
+            "Meaning",
+            id="meaning",
+            show=False,
+            tooltip="search by meaning on or off: once typing pauses, a question or a term in "
+            "the other language also finds notes near in meaning (≈ the passage)",
+        ),
+        Binding(
             "escape",
             "clear",
             "Clear",
@@ -112,6 +125,7 @@ class SearchScreen(Screen[None]):
         super().__init__(id="search")
         self.tag: str | None = None
         self.by_date = False  # the empty search: by front-matter date, not file time
+        self.meaning = True  # meaning joins once typing pauses (ctrl+l: the words alone)
         self.matched: dict[int, list[str]] = {}  # by note: the words its preview highlights
 
     def compose(self) -> ComposeResult:
@@ -175,6 +189,20 @@ class SearchScreen(Screen[None]):
             outcome = str(exc)
         if not worker.is_cancelled:
             self.app.call_from_thread(self.show_outcome, text, outcome)
+        if not (text and self.meaning and isinstance(outcome, SearchResults)):
+            return
+        if kb.meaning() is None:  # off in kb.yaml, or the extra is not installed
+            return
+        time.sleep(MEANING_DELAY)
+        if worker.is_cancelled:
+            return
+        try:
+            found = kb.search(text, limit=RESULTS)
+        except KbError:
+            return  # the words' results stand
+        # Only where meaning joined (the words were weak): elsewhere the list stands.
+        if found.meaning and not worker.is_cancelled:
+            self.app.call_from_thread(self.show_outcome, text, found)
 
     def show_outcome(self, text: str, outcome: Outcome) -> None:
         if text != self.query_text:
@@ -190,6 +218,11 @@ class SearchScreen(Screen[None]):
             hint = f"  did you mean: {suggestion}?" if suggestion else ""
             if outcome.warning:
                 hint += f"  ({outcome.warning})"
+            near = sum(1 for hit in outcome.hits if hit.near)
+            if near:
+                hint += f"  ≈ {near} by meaning (ctrl+l: words only)"
+            elif not self.meaning:
+                hint += "  (words only; ctrl+l: meaning)"
             self.status.update(Content(f"{plural(len(outcome.hits), 'note')}{scope}{hint}"))
         else:
             self.matched = {}
@@ -291,6 +324,14 @@ class SearchScreen(Screen[None]):
 
     def action_toggle_order(self) -> None:
         self.by_date = not self.by_date
+        self.refresh_results()
+
+    def action_toggle_meaning(self) -> None:
+        self.meaning = not self.meaning
+        self.notify(
+            "Search by meaning on (once typing pauses)" if self.meaning else "Words only",
+            markup=False,
+        )
         self.refresh_results()
 
     def action_toggle_compact(self) -> None:

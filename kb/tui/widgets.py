@@ -118,7 +118,10 @@ class ResultList(OptionList):
                     "\n",
                     (_meta(hit.date, hit.path, hit.tags) + _lacking(hit.missing), DIM),
                     "\n",
-                    highlighted(hit.snippet, hit.highlights),
+                    # Found by meaning: the passage nearest the query, marked ≈.
+                    (f"≈ {hit.snippet}", "$text-accent")
+                    if hit.near
+                    else highlighted(hit.snippet, hit.highlights),
                 ),
                 id=str(hit.note_id),
             )

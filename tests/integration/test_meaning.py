@@ -143,8 +143,13 @@ def test_packed_vectors_keep_their_direction() -> None:
     rows = np.random.default_rng(7).normal(size=(50, 512)).astype(np.float32)
     rows /= np.linalg.norm(rows, axis=1, keepdims=True)
     back = unpack(pack(rows), 512)
-    assert len(pack(rows)[0]) == 512 + 4  # a quarter of float32, and one scale
-    assert np.min(np.sum(rows * back, axis=1)) > 0.99
+    assert len(pack(rows)[0]) == 256 + 4  # an eighth of float32 (4 bits), and one scale
+    assert np.min(np.sum(rows * back, axis=1)) > 0.98
+    eight = unpack(pack(rows, bits=8), 512, bits=8)
+    assert len(pack(rows, bits=8)[0]) == 512 + 4
+    assert np.min(np.sum(rows * eight, axis=1)) > 0.99
+    odd = unpack(pack(rows[:, :511], bits=4), 511, bits=4)  # an odd width is padded
+    assert odd.shape == (50, 511)
 
 
 def test_questions_and_sentences_are_told_from_keywords() -> None:
@@ -203,7 +208,7 @@ def test_vectors_of_another_model_are_dropped_and_re_embedded(
     fake(FakeEmbedder(signature="fake/2"))
     assert kb.ingest().embedded == 3
     store = Store.open(kb.config.store_path)
-    assert store.vectors.signature() == "fake/2"
+    assert store.vectors.signature() == "fake/2+int4"  # the model and the vectors' format
     store.close()
 
 
