@@ -149,7 +149,10 @@ class NoteDao:
         ``modified`` by file time, for an empty search box."""
         # Both orders are an index's (notes_changed, notes_date): no sort of every note.
         # (SQLite sorts NULL below every date, so DESC leaves notes without one last.)
-        order = "mtime_ns DESC, path" if modified else "date DESC, path"
+        # Files with one time (an unpacked archive, a checkout within one clock tick) are
+        # in date order among themselves, not by path: by path a section's ``_index.md``
+        # led a fresh clone ('_' sorts before letters). SQLite sorts only those ties.
+        order = "mtime_ns DESC, date DESC, path" if modified else "date DESC, path"
         return [
             RecentRow(*row)
             for row in self.conn.execute(

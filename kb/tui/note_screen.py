@@ -51,7 +51,7 @@ class NoteScreen(Screen[None]):
             "escape",
             "Search",
             id="search",
-            tooltip="close the find bar, else back to the search",
+            tooltip="close the find bar or leave a list beside the note, else back to the search",
         ),
         Binding(
             "slash,ctrl+f",
@@ -506,10 +506,20 @@ class NoteScreen(Screen[None]):
         moves[where](animate=False)
 
     def action_escape(self) -> None:
+        """One step back towards the search: out of the find bar or a list beside the note
+        (links, connections, outline) to the note; from the note, to the search."""
         bar = self.query_one("#find-bar")
+        focused = self.focused
         if bar.display:
             bar.display = False
             self.finder.forget()
+            self.scroller.focus()
+        elif focused is not None and any(
+            panel in focused.ancestors_with_self for panel in (self.side, self.outline)
+        ):
+            if self.has_class("-narrow") and self.side_wanted:
+                self.side_wanted = None  # opened by ctrl+l or ctrl+b over the note: closed
+                self._show_side()
             self.scroller.focus()
         else:
             self.app.pop_screen()
