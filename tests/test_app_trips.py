@@ -79,3 +79,88 @@ async def test_escape_from_the_link_list_goes_back_to_the_note(sample, width: in
         assert screen.query_one("#side").display == (width >= 120)
         await pilot.press("escape")
         assert app.screen.id == "search"
+
+
+# -- the note palette (ctrl+p): kb's one naming rule ------------------------------------
+
+PALETTE_NOTES = {
+    "shop/seckill.md": "---\ntitle: 秒杀系统设计\naliases: [flash sale design]\n---\n正文\n",
+    "eng/redis.md": "---\ntitle: Redis study\n---\nbody\n",
+    "eng/显存 估算.md": "---\ntitle: 显存估算速查\n---\n正文\n",
+    "life/diary.md": "# 日记\n\n正文\n",
+}
+
+
+def palette_hits(app) -> list[tuple[str, str]]:
+    """(title, help) of each hit the palette lists, in order."""
+    from textual.command import CommandList
+
+    found = app.screen.query_one(CommandList)
+    hits = [found.get_option_at_index(i).hit for i in range(found.option_count)]
+    return [(str(hit.text), str(hit.help)) for hit in hits]
+
+
+async def palette_after(app, pilot, typed: str) -> list[tuple[str, str]]:
+    await pilot.press("ctrl+p", *typed)
+    for _ in range(40):  # the palette gathers hits in a worker
+        await pilot.pause(0.05)
+        hits = palette_hits(app)
+        if hits and not app.screen.query_one("LoadingIndicator").display:
+            break
+    await pilot.pause(0.3)
+    hits = palette_hits(app)
+    await pilot.press("escape")
+    await settle(app, pilot)
+    return hits
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("typed", "title", "why"),
+    [
+        ("miaosha", "秒杀系统设计", "open note (pinyin: miaosha)"),  # in full, as kb show
+        ("msxt", "秒杀系统设计", "open note (pinyin: msxt)"),  # initials
+        ("xcgs", "显存估算速查", "open note (pinyin: xcgs)"),
+        ("flash sale", "秒杀系统设计", "open note (alias: flash sale design)"),
+        ("redis studdy", "Redis study", "open note (close spelling)"),  # a typo
+        ("redis", "Redis study", "open note"),  # the title itself, as before
+    ],
+)
+async def test_the_palette_names_notes_by_the_naming_rule(
+    make_kb, typed: str, title: str, why: str
+) -> None:
+    kb = make_kb(PALETTE_NOTES)
+    kb.ingest()
+    if why != "open note":  # kb show's rule names the same note (it wants the alias whole)
+        named = why.removeprefix("open note (alias: ").rstrip(")") if "alias" in why else typed
+        assert kb.find_note(named, cwd=kb.home).title == title
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        hits = await palette_after(app, pilot, typed)
+        assert hits[:1] == [(title, why)]
+
+
+@pytest.mark.slow
+async def test_the_empty_palette_says_it_opens_notes(make_kb) -> None:
+    from textual.command import CommandInput
+
+    kb = make_kb(PALETTE_NOTES)
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.5)
+        assert "Open a note" in str(app.screen.query_one(CommandInput).placeholder)
+        offered = palette_hits(app)
+        notes = [t for t, why in offered if why.startswith("open note")]
+        assert sorted(notes) == sorted(["秒杀系统设计", "Redis study", "显存估算速查", "日记"])
+        first = next(i for i, (_, why) in enumerate(offered) if why.startswith("open note"))
+        from textual.command import CommandList
+
+        app.screen.query_one(CommandList).highlighted = first
+        await pilot.press("enter")  # an offered note opens
+        await settle(app, pilot)
+        assert app.screen.id == "note"
+        assert app.screen.page.title == offered[first][0]

@@ -116,6 +116,15 @@ class NoteDao:
         rows = self.conn.execute("SELECT id, title, path FROM notes ORDER BY path")
         return list(map(ChoiceRow._make, rows))
 
+    def name_aliases(self) -> dict[int, tuple[str, ...]]:
+        """Every note's name aliases (front-matter ``aliases`` that are not URLs), by id."""
+        found: dict[int, list[str]] = {}
+        for note_id, alias in self.conn.execute(
+            "SELECT note_id, alias FROM aliases WHERE kind = 'name' ORDER BY rowid"
+        ):
+            found.setdefault(note_id, []).append(alias)
+        return {note_id: tuple(aliases) for note_id, aliases in found.items()}
+
     def listed(self, order: str = "path", limit: int = -1) -> list[ListedRow]:
         """Notes with what ``kb list`` filters and sorts on, in ``order`` (a key of
         ``LIST_ORDERS``), at most ``limit`` of them (-1: all)."""

@@ -296,6 +296,16 @@ class KbApp(App[None]):
 
     # -- help ----------------------------------------------------------------------------
 
+    def action_command_palette(self) -> None:
+        """Textual's palette, saying what typing in it does: opening a note."""
+        from textual.command import CommandPalette
+
+        from kb.tui.commands import PLACEHOLDER
+
+        opened = any(isinstance(screen, CommandPalette) for screen in self.screen_stack)
+        if self.use_command_palette and not opened:
+            self.push_screen(CommandPalette(placeholder=PLACEHOLDER, id="--command-palette"))
+
     def action_help(self) -> None:
         """Help for the screen on top: its keys, and the query language on the search."""
         from kb.tui.help import HelpScreen, key_rows
