@@ -447,9 +447,16 @@ class KnowledgeBase:
     @_store_errors
     def follow(self, note_id: int, href: str) -> Follow:
         """Where a link in a note leads (see ``kb.browse.follow``)."""
-        from kb.notes.browse import follow
+        from dataclasses import replace
 
-        return follow(self._link_index(), note_id, href)
+        from kb.notes.browse import follow, taxonomy_term
+
+        where = follow(self._link_index(), note_id, href)
+        terms = {"tag": "tags", "category": "categories"}.get(where.kind)
+        if terms and where.target:  # a site's list page of one: kb's tag or category
+            names = [name for name, _ in self._store.terms.counts(terms)]
+            where = replace(where, target=taxonomy_term(names, where.target))
+        return where
 
     def _link_index(self) -> LinkIndex:
         """A link index over this thread's reader that loads only the names a lookup asks

@@ -291,7 +291,8 @@ class _Walker:
             elif token.type in ("fence", "code_block"):
                 self.code_blocks.append(token.content)
             elif token.type == "html_block":
-                text = _strip_tags(token.content).strip()
+                # Liquid between HTML tags (a Jekyll page's loops) is no more text than the tags.
+                text = strip_site_markup(_strip_tags(token.content)).strip()
                 if text:
                     self.blocks.append(text)
 
@@ -427,9 +428,14 @@ def _split_heading_id(text: str) -> tuple[str, str]:
 
 
 # What a site generator reads and a reader never sees: kramdown attribute lists
-# ({: .prompt-info }), Hugo shortcodes ({{< figure src="x" >}}, {{% notice %}}) and Liquid
-# tags ({% include x.html %}). Bounded: each runs to the first closing mark on its line.
-_SITE_MARKUP = re.compile(r"\{:[^{}\n]{0,200}\}|\{\{[<%][^\n]{0,500}?[>%]\}\}|\{%[^\n]{0,500}?%\}")
+# ({: .prompt-info }), Hugo shortcodes ({{< figure src="x" >}}, {{% notice %}}), Liquid
+# tags ({% include x.html %}) and the Liquid objects of a Jekyll site ({{ site.url }}).
+# Bounded: each runs to the first closing mark on its line.
+_SITE_MARKUP = re.compile(
+    r"\{:[^{}\n]{0,200}\}|\{\{[<%][^\n]{0,500}?[>%]\}\}|\{%[^\n]{0,500}?%\}"
+    r"|\{\{-?\s*(?:site|page|post|layout|include|paginator|jekyll|content|forloop)\b"
+    r"[^{}\n]{0,300}?\}\}"
+)
 
 
 def strip_site_markup(text: str) -> str:

@@ -18,7 +18,7 @@ from kb.errors import IngestLocked, KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.notes.editing import editor_command, start_editor
 from kb.text import strip_controls
-from kb.tui.messages import IngestProgress, NotesChanged, OpenNote
+from kb.tui.messages import IngestProgress, ListTerm, NotesChanged, OpenNote
 from kb.tui.widgets import plural
 
 if TYPE_CHECKING:
@@ -146,6 +146,14 @@ class KbApp(App[None]):
         if self.screen is not note_screen:
             self.push_screen("note")
         note_screen.show(message.note_id, message.anchor)
+
+    def on_list_term(self, message: ListTerm) -> None:
+        from kb.tui.search_screen import SearchScreen
+
+        search = self.get_screen("search", SearchScreen)
+        while self.screen is not search and len(self.screen_stack) > 1:
+            self.pop_screen()
+        search.list_term(message.kind, message.name)
 
     # -- keeping up with the notes ----------------------------------------------------------
 

@@ -27,7 +27,7 @@ from kb.notes.latex import render_math
 from kb.notes.views import NotePage, NoteSummary
 from kb.text import one_line, slugify, strip_controls
 from kb.tui.images import IMAGE_LINK, image_file, is_remote, note_images
-from kb.tui.messages import FollowLink, NotesChanged, OpenNote
+from kb.tui.messages import FollowLink, ListTerm, NotesChanged, OpenNote
 from kb.tui.reader import Flow, Reader
 from kb.tui.widgets import ConnectionList, Finder, LinkList, breadcrumb, markdown_parser
 
@@ -420,6 +420,8 @@ class NoteScreen(Screen[None]):
             self.show(where.note_id, where.anchor)
         elif where.kind == "anchor":
             self.goto_anchor(where.anchor)
+        elif where.kind in ("tag", "category"):  # a site's list page: kb's own list
+            self.post_message(ListTerm(where.kind, where.target))
         elif where.kind == "external":
             self.app.copy_to_clipboard(where.url)
             self.notify(

@@ -223,6 +223,12 @@ class LinkList(OptionList):
                 )
             elif link.status == "attachment":
                 line = Content.assemble((f"{label}{text}", ""), "\n", (f"attachment {target}", DIM))
+            elif link.status in ("tag", "category"):  # a site's list page: kb lists them
+                line = Content.assemble(
+                    (f"{label}{text}", ""),
+                    "\n",
+                    (f"# notes with this {link.status}: {target}", DIM),
+                )
             else:
                 line = Content.assemble(
                     (f"{label}{text}", "$error"),
