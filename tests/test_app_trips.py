@@ -164,3 +164,81 @@ async def test_the_empty_palette_says_it_opens_notes(make_kb) -> None:
         await settle(app, pilot)
         assert app.screen.id == "note"
         assert app.screen.page.title == offered[first][0]
+
+
+# -- paths and links in narrow panes -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "cells", "shown"),
+    [
+        ("posts/2024-03-10-flops-vs-latency.md", 40, "posts/2024-03-10-flops-vs-latency.md"),
+        ("posts/2024-03-10-flops-vs-latency.md", 20, "posts/202…latency.md"),
+        ("工程/分布式/二阶段提交与三阶段提交.md", 20, "工程/分布…段提交.md"),  # 2 cells each
+        ("abcdef", 2, "a…"),
+    ],
+)
+def test_a_path_is_cut_in_the_middle(text: str, cells: int, shown: str) -> None:
+    from rich.cells import cell_len
+    from textual.content import Content
+
+    from kb.tui.hanging import middle_cut
+
+    cut = middle_cut(Content(text), cells).plain
+    assert cut == shown
+    assert cell_len(cut) <= cells
+
+
+def test_tags_give_way_to_the_path_and_a_line_number_stays() -> None:
+    from textual.content import Content
+
+    from kb.tui.widgets import PathRow, entry
+
+    path = "notes/engineering/distributed/two-phase-commit.md"
+    meta = entry([PathRow(Content("2024-05-01  "), path, Content("  #分布式 #事务"), yields=True)])
+    assert str(meta.lay_out(76).rows) == f"2024-05-01  {path}  #分布式 #事务"  # all fit
+    assert str(meta.lay_out(70).rows) == f"2024-05-01  {path}  #分布式"  # a tag at a time
+    assert str(meta.lay_out(40).rows) == "2024-05-01  notes/enginee…hase-commit.md"
+    link = entry([PathRow(Content("→ "), path, Content("  :12"))])
+    assert str(link.lay_out(30).rows) == "→ notes/engin…e-commit.md  :12"
+
+
+NARROW_NOTES = {
+    "工程/分布式系统/事务/二阶段提交与三阶段提交的区别.md": (
+        "---\ntitle: 两阶段提交\ntags: [distributed-systems, transactions]\ndate: 2024-05-01\n---\n"
+        "见 [维基](https://zh.wikipedia.org/wiki/%E4%BA%8C%E9%98%B6%E6%AE%B5%E6%8F%90%E4%BA%A4)"
+        " 和 [Saga](../../../posts/saga-pattern-in-microservices-explained.md)。\n"
+    ),
+    "posts/saga-pattern-in-microservices-explained.md": "# Saga\n\n见 [[两阶段提交]]。\n",
+}
+LONG_PATH = "工程/分布式系统/事务/二阶段提交与三阶段提交的区别.md"
+
+
+@pytest.mark.slow
+async def test_paths_in_narrow_panes_are_cut_in_the_middle_and_urls_decoded(make_kb) -> None:
+    from rich.cells import cell_len
+
+    from tests.test_tui import screen_lines
+
+    kb = make_kb(NARROW_NOTES)
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(60, 24)) as pilot:
+        await settle(app, pilot)
+        lines = screen_lines(app)
+        # The result's path row: its start and its file name, "…" between, on one row.
+        rows = [line for line in lines if "2024-05-01" in line]
+        assert len(rows) == 1 and "…" in rows[0] and "区别.md" in rows[0]
+        assert not any(line.strip().startswith(("段提交", "区别")) for line in lines)
+        assert all(cell_len(line) <= 60 for line in lines)
+        await open_note(app, pilot, "两阶段提交")
+        await pilot.press("ctrl+l")
+        await settle(app, pilot)
+        text = "\n".join(screen_lines(app))
+        assert "↗ https://zh.wikipedia.org/wiki/二阶段提交" in text  # decoded
+        assert "%E4" not in text
+        saga = next(line for line in screen_lines(app) if line.strip().startswith("→"))
+        assert "…" in saga and saga.rstrip().endswith(":6")  # cut, the line number kept
+        await pilot.press("ctrl+y")  # copied as written, not decoded
+        await settle(app, pilot)
+        assert "%E4%BA%8C" in app.clipboard
