@@ -205,3 +205,10 @@ async def test_following_a_tag_page_link_in_the_app_lists_that_tags_notes(site_k
         assert app.screen.id == "search"
         assert app.screen.query_one("#query", Input).value == 'category:"硬件"'
         assert result_titles(app) == ["GPU 笔记"]
+
+
+def test_kb_links_says_a_tag_page_link_lists_that_tags_notes(site_kb) -> None:
+    output = run_cli(site_kb, "links", "索引").output
+    assert "/tags/gpu-性能/  :4  (the notes with this tag)" in output
+    assert "/categories/硬件/  :4  (the notes with this category)" in output
+    assert "(unresolved)" not in output

@@ -66,6 +66,8 @@ def _print_connections(found: Connections) -> None:
                 f"  {label}{one_line(link.title or '')}  {one_line(link.path or '')}  :{link.line}"
                 f"{flag.get(link.status, '')}"
             )
+        elif link.status in ("tag", "category"):  # a site's list page: kb lists them
+            click.echo(f"  {label}{written}  :{link.line}  (the notes with this {link.status})")
         else:
             click.echo(f"  {label}{written}  :{link.line}  (unresolved)")
     click.echo(f"\nBacklinks ({len(found.backlinks)})")
