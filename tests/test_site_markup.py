@@ -212,3 +212,12 @@ def test_kb_links_says_a_tag_page_link_lists_that_tags_notes(site_kb) -> None:
     assert "/tags/gpu-性能/  :4  (the notes with this tag)" in output
     assert "/categories/硬件/  :4  (the notes with this category)" in output
     assert "(unresolved)" not in output
+
+
+def test_an_image_whose_url_is_built_with_liquid_is_an_image() -> None:
+    from kb.parse.markdown import parse_markdown
+
+    parts = parse_markdown("![图1]({{ site.url }}{{ site.baseurl }}/assets/a.png){: .center}\n")
+    assert [(link.kind, link.target, link.text) for link in parts.links] == [
+        ("image", "/assets/a.png", "图1")
+    ]

@@ -155,18 +155,21 @@ def _destination_span(state: StateInline, label_start: int) -> tuple[int, int] |
 
 
 def _liquid_link_rule(state: StateInline, silent: bool) -> bool:
-    if state.src[state.pos] != "[":
+    # ![alt]({{ site.url }}/a.png) is an image, as on the site.
+    image = state.src.startswith("![", state.pos)
+    if state.src[state.pos] != "[" and not image:
         return False
-    match = _LIQUID_LINK.match(state.src, state.pos)
+    match = _LIQUID_LINK.match(state.src, state.pos + image)
     if match is None or not (match.group(2) or match.group(3)):
         return False
     if not silent:
         token = state.push("liquid_link", "", 0)
         tag, name, path = match.group(3), match.group(4), match.group(5)
         token.content = name or path or ""
+        kinds = {"link": "liquid-link", "post_url": "liquid-post"}
         token.meta = {
             "text": match.group(1),
-            "kind": {"link": "liquid-link", "post_url": "liquid-post"}.get(tag or "", "markdown"),
+            "kind": "image" if image and not tag else kinds.get(tag or "", "markdown"),
         }
     state.pos = match.end()
     return True
