@@ -53,10 +53,22 @@ class Hanging(Visual):
     """Lines of text, each wrapped in the width its prefix leaves: a list item's text wraps
     under its own first word, not under the bullet."""
 
-    def __init__(self, content: Content, prefixes: list[Prefix]) -> None:
-        self.content = content
+    def __init__(
+        self, content: Content | None, prefixes: list[Prefix], lines: list[Content] | None = None
+    ) -> None:
+        """The text as one ``content`` (its lines split at ``\\n``), or as its ``lines``
+        (a list entry: joined only if asked for, as a search's 30 entries are laid out on
+        each keystroke)."""
+        self._content = content
+        self._given_lines = lines
         self.prefixes = prefixes
         self._laid_out: tuple[int, Layout] | None = None
+
+    @property
+    def content(self) -> Content:
+        if self._content is None:
+            self._content = Content("\n").join(self._given_lines or [])
+        return self._content
 
     def __str__(self) -> str:
         return self.content.plain
@@ -79,7 +91,9 @@ class Hanging(Visual):
             room = max(1, width - first.cell_length)
             if not wrap:
                 shown = fitted(line, room, cut, yields) if cut else line
-                rows.append(first + shown.truncate(room, ellipsis=ellipsis))
+                if shown.cell_length > room:
+                    shown = shown.truncate(room, ellipsis=ellipsis)
+                rows.append(first + shown if first else shown)
                 starts.append(offset)
                 prefixes.append(len(first))
                 offset += len(line) + 1
@@ -96,6 +110,8 @@ class Hanging(Visual):
         return layout
 
     def _lines(self) -> list[Content]:
+        if self._given_lines is not None:
+            return self._given_lines
         return self.content.split("\n", allow_blank=True)
 
     def render_strips(

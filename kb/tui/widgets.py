@@ -116,7 +116,7 @@ def entry(rows: list[Content | PathRow], wrap: bool = True) -> Hanging:
         else:
             lines.append(row)
             prefixes.append(Prefix(Content(), Content(), wrap))
-    return Hanging(Content("\n").join(lines), prefixes)
+    return Hanging(None, prefixes, lines)
 
 
 def note_rows(
