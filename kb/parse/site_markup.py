@@ -53,6 +53,7 @@ _ESCAPED_SHORTCODE = re.compile(r"\{\{([<%])/\*\s?([^\n]{0,500}?)\s?\*/([>%])\}\
 _SHORTCODE = re.compile(r"\{\{([<%])-?\s*(/?)\s*([\w./-]+)([^\n]{0,500}?)\s*/?-?([>%])\}\}")
 _ATTRIBUTES = re.compile(r"\{:[^{}\n]{0,200}\}")
 _CODE_SPAN = re.compile(r"(`+[^`]*`+)")
+_MAY_HOLD_MARKUP = re.compile(r"\{[{%:]")
 _NAMED = re.compile(r"(\w+)\s*=\s*(?:\"([^\"]*)\"|'([^']*)'|(\S+))")
 
 
@@ -84,8 +85,8 @@ class SiteMarkup:
         return "".join(piece for piece, _ in self._raw_pieces(line))
 
     def text_line(self, line: str) -> str:
-        if "{" not in line:
-            return line
+        if not self.raw and not _MAY_HOLD_MARKUP.search(line):
+            return line  # most lines (and formulas, full of braces) at the cost of one scan
         if not self.raw:
             match = _HIGHLIGHT.match(line)
             if match and match.group(1) == "highlight":
