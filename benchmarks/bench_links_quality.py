@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from kb.knowledge_base import KnowledgeBase  # noqa: E402
-from tests.test_connections import (  # noqa: E402
+from tests.integration.test_connections import (  # noqa: E402
     COMPUTE_PLATFORM,
     REDIS_STUDY,
     build_kb,

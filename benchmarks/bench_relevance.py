@@ -68,7 +68,7 @@ QUERIES_FILE = RELEVANCE_DIR / "queries.json"
 BUNDLED = "notes"  # the corpus name of this repository's own notes
 DEFAULT_CORPORA = REPO_ROOT.parent / "shared" / "corpora"
 DEFAULT_WORKDIR = Path("/tmp/kb-bench-relevance")
-SYSTEMS = ("kb", "rg", "trigram")
+SYSTEMS = ("kb", "kb-lexical", "rg", "trigram")  # kb-lexical: kb search --lexical
 ENGINES = ("fts5", "whoosh")
 TOP = 10  # results read per query: MRR@10 and the pool
 NDCG_AT = 5
@@ -275,7 +275,7 @@ def prepare_kb(name: str, folder: Path, source: Path, engine: str, workdir: Path
 
 def kb_in_process(
     source: Path, kb_dir: Path
-) -> tuple[Callable[[str], Ranking], Callable[[], None], list[str]]:
+) -> tuple[Callable[..., Ranking], Callable[[], None], list[str]]:
     """A search function over the corpus's store, its closer, and the notes kb indexed."""
     if str(source) not in sys.path:
         sys.path.insert(0, str(source))
@@ -289,9 +289,9 @@ def kb_in_process(
         kb.close()
         raise BenchError(f"kb cannot read the store it built in {kb_dir}: {error}") from error
 
-    def search(text: str) -> Ranking:
+    def search(text: str, lexical: bool = False) -> Ranking:
         try:
-            results = kb.search(text, limit=TOP)
+            results = kb.search(text, limit=TOP, lexical=lexical)
         except KbError as error:  # a refused query: what the user would see, on one line
             return Ranking(error=f"refused: {error}")
         except Exception as error:  # a crash is a finding, not the end of the run
@@ -301,9 +301,10 @@ def kb_in_process(
     return search, kb.close, notes
 
 
-def kb_cli(source: Path, kb_dir: Path) -> Callable[[str], Ranking]:
-    def search(text: str) -> Ranking:
-        result = run_kb(source, kb_dir, "search", "--json", "-n", str(TOP), "--", text)
+def kb_cli(source: Path, kb_dir: Path) -> Callable[..., Ranking]:
+    def search(text: str, lexical: bool = False) -> Ranking:
+        words = ("--lexical",) if lexical else ()
+        result = run_kb(source, kb_dir, "search", "--json", *words, "-n", str(TOP), "--", text)
         if result.returncode == 1:
             return Ranking()
         if result.returncode != 0:
@@ -418,6 +419,7 @@ def run_corpus(
     try:
         for query in queries:
             rankings["kb"][query.id] = search(query.text)
+            rankings["kb-lexical"][query.id] = search(query.text, lexical=True)
             rankings["rg"][query.id] = rg_search(folder, notes, query.text)
             rankings["trigram"][query.id] = trigram.search(query.text)
     finally:
@@ -486,7 +488,7 @@ def show(value: float | None) -> str:
 
 def table(rows: Sequence[tuple[str, Mapping[str, Scores]]]) -> list[str]:
     header = (
-        f"{'corpus':<18} {'system':<8} {'MRR@10':>7} {'nDCG@5':>7} {'empty':>7} "
+        f"{'corpus':<18} {'system':<10} {'MRR@10':>7} {'nDCG@5':>7} {'empty':>7} "
         f"{'unjudged':>9} {'judged':>7}"
     )
     lines = [header, "-" * len(header)]
@@ -494,7 +496,7 @@ def table(rows: Sequence[tuple[str, Mapping[str, Scores]]]) -> list[str]:
         for system in SYSTEMS:
             s = by_system[system]
             lines.append(
-                f"{name:<18} {system:<8} {show(s.mrr):>7} {show(s.ndcg):>7} "
+                f"{name:<18} {system:<10} {show(s.mrr):>7} {show(s.ndcg):>7} "
                 f"{s.empty:>3}/{s.queries:<3} {s.unjudged:>9} {s.judged:>3}/{s.queries:<3}"
             )
     return lines
@@ -502,7 +504,9 @@ def table(rows: Sequence[tuple[str, Mapping[str, Scores]]]) -> list[str]:
 
 def class_table(runs: Sequence[CorpusRun], judgments: Mapping[str, Mapping[str, int]]) -> list[str]:
     """MRR@10, nDCG@5 and empty results by query class over every corpus, kb/rg/trigram."""
-    header = f"{'class':<12} {'n':>3}  {'MRR@10 kb/rg/tri':<20} {'nDCG@5 kb/rg/tri':<20} empty"
+    header = (
+        f"{'class':<16} {'n':>3}  {'MRR@10 kb/lex/rg/tri':<24} {'nDCG@5 kb/lex/rg/tri':<24} empty"
+    )
     lines = [header, "-" * len(header)]
     kinds = dict.fromkeys(q.kind for run in runs for q in run.queries)
     for kind in kinds:
@@ -514,7 +518,7 @@ def class_table(runs: Sequence[CorpusRun], judgments: Mapping[str, Mapping[str, 
         mrr = "/".join(show(by_system[s].mrr) for s in SYSTEMS)
         gains = "/".join(show(by_system[s].ndcg) for s in SYSTEMS)
         empty = "/".join(str(by_system[s].empty) for s in SYSTEMS)
-        lines.append(f"{kind:<12} {by_system['kb'].queries:>3}  {mrr:<20} {gains:<20} {empty}")
+        lines.append(f"{kind:<16} {by_system['kb'].queries:>3}  {mrr:<24} {gains:<24} {empty}")
     return lines
 
 

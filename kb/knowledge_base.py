@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from kb.links.moving import MovePlan
     from kb.links.resolve import LinkIndex, NoteName
     from kb.locations import InitResult
+    from kb.meaning.hybrid import Meaning
     from kb.notes.browse import Follow
     from kb.notes.buffer import Buffer, BufferProblem, LinkPlace, NoteCard
     from kb.notes.editor import RankedNote
+    from kb.notes.guarded import GuardedNotes
     from kb.notes.listing import KbStats, ListedNote, ListFilters, NoteDetails
     from kb.notes.naming import NoteRef
     from kb.notes.source import NoteSource
@@ -125,15 +127,49 @@ class KnowledgeBase:
                 try:
                     _remove_database(_beside(path))  # left by a rebuild that was killed
                     if rebuild:
-                        return self._rebuild(progress, engine)
-                    # Readers need not reopen: WAL readers see the commit on their next
-                    # read, and the caches are keyed by the store's generation.
-                    return self._ingest_locked(path, paths, False, progress, None)
+                        stats = self._rebuild(progress, engine)
+                    else:
+                        # Readers need not reopen: WAL readers see the commit on their next
+                        # read, and the caches are keyed by the store's generation.
+                        stats = self._ingest_locked(path, paths, False, progress, None)
+                    self._embed(path, stats, progress)
+                    return stats
                 finally:
                     if rebuild:  # readers opened meanwhile hold the store it replaced
                         self._reset_readers()
         except OSError as exc:
             raise StoreError(os_error_message(exc)) from exc
+
+    def _embed(self, path: Path, stats: IngestStats, progress: ProgressCallback | None) -> None:
+        """After the words are committed: embed the notes that changed for search by
+        meaning (kb/meaning), each batch committed, so a search never waits for it."""
+        from kb.meaning.embedder import EmbedderError, configured
+        from kb.models import Problem
+
+        settings = str(self.config.home / "kb.yaml")
+        try:
+            choice = configured(self.config.raw)
+            if choice is None:
+                return
+            from kb.meaning.hybrid import Meaning
+            from kb.meaning.index import embed_pending
+
+            store = Store.open(path, create=True)
+            try:
+                with store_errors(path):
+                    done = embed_pending(store, Meaning(choice).embedder(), progress)
+            finally:
+                store.close()
+        except EmbedderError as exc:
+            stats.problems.append((settings, Problem("meaning", str(exc))))
+            stats.warnings += 1
+            return
+        stats.embedded = done.notes
+        stats.embed_seconds = done.seconds
+        for note, why in done.failed:
+            message = f"search by meaning skips this note (the embedder failed: {why})"
+            stats.problems.append((note, Problem("meaning", message)))
+            stats.warnings += 1
 
     def _rebuild(self, progress: ProgressCallback | None, engine: str | None) -> IngestStats:
         """Build a new store beside the old one and swap it in only when it is complete:
@@ -221,13 +257,19 @@ class KnowledgeBase:
 
     @_store_errors
     def search(
-        self, text: str, limit: int = 20, prefix: bool = False, exact: bool = False
+        self,
+        text: str,
+        limit: int = 20,
+        prefix: bool = False,
+        exact: bool = False,
+        lexical: bool = False,
     ) -> SearchResults:
         """Search the notes with kb's query language.
 
         With ``prefix`` (search as you type) an unfinished last word of 3 or more
         characters counts as a prefix. ``exact`` turns off typos, partial words, stems
-        and the glossary. Raises QuerySyntaxError for bad syntax.
+        and the glossary; ``exact`` or ``lexical`` leave meaning out (kb/meaning). Raises
+        QuerySyntaxError for bad syntax.
         """
         from kb.query.search import run_search
 
@@ -239,7 +281,23 @@ class KnowledgeBase:
             prefix_last=prefix,
             exact=exact,
             glossary=None if exact else self.glossary(),
+            meaning=None if exact or lexical or prefix else self.meaning(),
         )
+
+    def meaning(self) -> Meaning | None:
+        """Search by meaning as kb.yaml's ``semantic:`` sets it (kb/meaning), or None: off,
+        or its package not installed. Finding that out imports no numpy."""
+        from kb.meaning.embedder import EmbedderError, configured
+
+        try:
+            choice = configured(self.config.raw)
+        except EmbedderError:  # kb ingest says what is wrong; a search keeps the words
+            return None
+        if choice is None:
+            return None
+        from kb.meaning.hybrid import Meaning
+
+        return Meaning(choice)
 
     def glossary(self) -> Glossary:
         """The shipped Chinese↔English glossary with kb.yaml's ``synonyms:``, loaded once."""
@@ -584,80 +642,42 @@ class KnowledgeBase:
         return note_choices(self._store)
 
     # -- for kb mcp --------------------------------------------------------------------
-    # The assistant server names notes for a caller it cannot trust with paths: every
-    # file it reads or writes is checked to lie inside the notes roots (kb.safe_paths),
-    # and every write names the content hash it read (kb.note_writing).
+    # The assistant server names notes for a caller it cannot trust with paths: reads and
+    # writes go through kb.notes.guarded (inside the roots, each write naming its hash).
 
-    def _root_paths(self) -> list[Path]:
-        return [root.path for root in self.config.roots]
+    @functools.cached_property
+    def _guarded(self) -> GuardedNotes:
+        from kb.notes.guarded import GuardedNotes  # only kb mcp asks; not on search's path
+
+        return GuardedNotes(self)
+
+    def stored_file(self, note_id: int) -> Path | None:
+        """The file of a stored note, or None when the store no longer holds it."""
+        row = self._store.notes.by_id(note_id)
+        return None if row is None else self.note_file(row.root, row.rel)
 
     @_store_errors
     def note_source(self, ref: str) -> NoteSource:
-        """The note ``ref`` names (kb's naming rule, from the knowledge base's folder) with
-        its file's Markdown and content hash; a UsageError, nothing read, when the name
-        or the note's file leads outside the notes roots."""
-        from kb.notes.safe_paths import checked_file, refuse_outside
-        from kb.notes.source import NoteSource, front_matter_fields
-        from kb.notes.writing import read_versioned
-        from kb.parse.decode import BinaryFile, decode_note
-
-        refuse_outside(ref, self._root_paths(), self.home)
-        note = self.find_note(ref, cwd=self.home)
-        row = self._store.notes.by_id(note.id)
-        if row is None:
-            raise KbError(f"{note.path} is no longer in the store; run 'kb ingest'")
-        file = checked_file(self.note_file(row.root, row.rel), self._root_paths())
-        data, digest = read_versioned(file)
-        try:
-            markdown = decode_note(data).text
-        except BinaryFile:
-            raise UsageError(f"{note.path} is not a text file") from None
-        details = self.note_details(note)
-        return NoteSource(note, file, markdown, digest, front_matter_fields(markdown), details)
+        """The note ``ref`` names, its Markdown as written and its content hash; refused
+        (nothing read) when the name or the file leads outside the notes roots."""
+        return self._guarded.source(ref)
 
     def append_to_note(self, ref: str, text: str, expected_hash: str) -> tuple[NoteRef, str]:
         """Add ``text`` at the end of the note, when its file still has ``expected_hash``;
         the note is ingested. Returns the note and its new hash."""
-        from kb.notes.writing import appended
-
-        return self._edit_note(ref, expected_hash, lambda before: appended(before, text))
+        return self._guarded.append(ref, text, expected_hash)
 
     def replace_in_note(
         self, ref: str, old: str, new: str, expected_hash: str
     ) -> tuple[NoteRef, str]:
         """Replace the one occurrence of ``old`` with ``new`` in the note, when its file
         still has ``expected_hash``; the note is ingested."""
-        from kb.notes.writing import replaced_once
-
-        return self._edit_note(ref, expected_hash, lambda before: replaced_once(before, old, new))
-
-    def _edit_note(
-        self, ref: str, expected_hash: str, change: Callable[[str], str]
-    ) -> tuple[NoteRef, str]:
-        import os
-
-        from kb.notes.writing import check_version, keeping_newlines, utf8_text, write_if_unchanged
-
-        source = self.note_source(ref)
-        real = Path(os.path.realpath(source.file))  # a link inside the roots: edit its target
-        data = real.read_bytes()
-        check_version(real, data, expected_hash)
-        edited = keeping_newlines(utf8_text(real, data), change)
-        digest = write_if_unchanged(real, expected_hash, edited)
-        self.ingest_file(source.file)
-        return source.note, digest
+        return self._guarded.replace(ref, old, new, expected_hash)
 
     def create_note(self, title: str, folder: str | None, tags: list[str]) -> Path:
         """A new note from ``kb new``'s template in ``folder`` (inside the first root;
         default ``new_notes_folder``), ingested; its path."""
-        from kb.notes.safe_paths import folder_inside
-        from kb.notes.writing import new_note_file
-
-        chosen = folder if folder is not None else self.config.new_notes_folder
-        target = folder_inside(chosen or ".", self.notes_root, self._root_paths())
-        path = new_note_file(target, title, tags)
-        self.ingest_file(path)
-        return path
+        return self._guarded.create(title, folder, tags)
 
     def move_checked(
         self, ref: str, new_path: str, expected_hash: str
@@ -665,15 +685,7 @@ class KnowledgeBase:
         """``move`` for a caller that read the note at ``expected_hash``, ``new_path``
         relative to the first notes root: refused when the file changed since, or when
         either place leads outside the notes roots."""
-        from kb.notes.safe_paths import refuse_outside
-        from kb.notes.writing import check_version
-
-        refuse_outside(new_path, self._root_paths(), self.notes_root)
-        source = self.note_source(ref)
-        check_version(source.file, source.file.read_bytes(), expected_hash)
-        # kb mv reads NEW_PATH from the current folder; a caller means the notes root.
-        tail = "/" if new_path.endswith("/") else ""
-        return self.move(source.note, str(self.notes_root / new_path) + tail)
+        return self._guarded.move(ref, new_path, expected_hash)
 
     # -- for kb lsp --------------------------------------------------------------------
     # What the editor server asks: the open note (unsaved text) resolved and checked as

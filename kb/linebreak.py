@@ -30,7 +30,9 @@ uniseg (a full UAX #14) was measured and not used: 4.2 s for a 30 KB note, this 
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable
+from bisect import bisect_right
+from collections.abc import Callable, Sequence
+from itertools import accumulate
 
 # Never at the start of a line (UAX #14 CL, CP, IS, EX and NS, restricted to what notes use).
 _NO_START = frozenset(
@@ -85,12 +87,22 @@ def _measure() -> Callable[[str], int]:
     return get_character_cell_size
 
 
-def break_lines(text: str, width: int) -> list[tuple[int, int]]:
+def break_lines(
+    text: str, width: int, keep: Sequence[tuple[int, int]] = ()
+) -> list[tuple[int, int]]:
     """Lines of ``text`` at most ``width`` cells wide (trailing spaces not counted), as
     contiguous ``(start, end)`` spans covering ``text``. At least one span, ``(0, 0)`` for
-    empty text; a final ``\\n`` ends the last line rather than starting an empty one."""
+    empty text; a final ``\\n`` ends the last line rather than starting an empty one.
+
+    ``keep`` are ``(start, end)`` spans never broken inside (a path or URL with Chinese in
+    it, ``a.md#跳表``, where a break between wide characters would otherwise be allowed),
+    unless one is wider than the line."""
     if width < 1:
         raise ValueError(f"width must be at least 1, not {width}")
+    kept = bytearray(len(text) + 1) if keep else None
+    if kept is not None:
+        for keep_start, keep_end in keep:
+            kept[keep_start + 1 : keep_end] = b"\1" * max(keep_end - keep_start - 1, 0)
     cell_size = _measure()
     info: dict[str, tuple[int, int]] = {}
     spans: list[tuple[int, int]] = []
@@ -118,7 +130,11 @@ def break_lines(text: str, width: int) -> list[tuple[int, int]]:
             column += size
             prev_kind, prev = kind, char
             continue
-        if i > start and _may_break(prev, prev_kind, char, kind, last_printed, before_spaces):
+        if (
+            i > start
+            and not (kept is not None and kept[i])
+            and _may_break(prev, prev_kind, char, kind, last_printed, before_spaces)
+        ):
             last_break, column_at_break = i, column
         if column + size > width and i > start and kind != _EXTEND and prev != _ZWJ:
             if last_break > start:
@@ -170,3 +186,87 @@ def wrap(text: str, width: int) -> list[str]:
     """The lines ``break_lines`` finds, as a renderer shows them: without the spaces they
     broke at and without their ``\\n``."""
     return [text[start:end].rstrip(" \t\n") for start, end in break_lines(text, width)]
+
+
+# -- fitting a line into cells: what tables and narrow panes need --------------------------
+
+
+def cell_width(text: str) -> int:
+    """Terminal cells ``text`` takes (a Chinese character two, a combining mark none)."""
+    if text.isascii() and text.isprintable():  # one cell each: most paths (kb list: 10,000)
+        return len(text)
+    if "\u200d" in text or "\ufe0f" in text:  # emoji sequences: Rich knows them
+        from rich.cells import cell_len
+
+        return int(cell_len(text))
+    return sum(_cells(text))  # as Rich sums them, from a table of the characters met
+
+
+_SIZES: dict[str, int] = {chr(code): 1 for code in range(0x20, 0x7F)}
+
+
+def _cells(text: str) -> list[int]:
+    """Each character's cells (Rich's measure, kept in ``_SIZES``: a title is measured
+    and cut without a Python call per character)."""
+    try:
+        return list(map(_SIZES.__getitem__, text))
+    except KeyError:
+        measure = _measure()
+        for char in set(text).difference(_SIZES):
+            _SIZES[char] = max(measure(char), 0)
+        return list(map(_SIZES.__getitem__, text))
+
+
+def pad(text: str, width: int, cells: int | None = None) -> str:
+    """``text`` with spaces after it up to ``width`` cells (``str.ljust`` counts
+    characters, so a column of Chinese titles would not line up); ``cells`` is its width
+    when the caller has measured it."""
+    return text + " " * max(width - (cell_width(text) if cells is None else cells), 0)
+
+
+def _fitting(text: str, cells: int, from_end: bool) -> int:
+    """How many characters of ``text``, from its start (or its end), fit in ``cells``,
+    never parting a character from the combining marks after it."""
+    sizes = _cells(text[::-1] if from_end else text)
+    count = bisect_right(list(accumulate(sizes)), cells)  # the most that fit
+
+    def is_mark(char: str) -> bool:
+        return char >= "\u0300" and _kind(char, _SIZES[char]) == _EXTEND
+
+    if from_end:  # a tail must not start with a mark whose base was left out
+        while count and is_mark(text[len(text) - count]):
+            count -= 1
+    else:  # a head must not end before the marks of its last character
+        while 0 < count < len(text) and is_mark(text[count]):
+            count -= 1
+    return count
+
+
+def cut_end(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells: whole when it fits, else its start and ``…``
+    (a title: its start says most)."""
+    if cell_width(text) <= width:
+        return text
+    if width < 1:
+        return ""
+    return text[: _fitting(text, width - 1, from_end=False)].rstrip() + "…"
+
+
+def cut_middle(text: str, width: int) -> str:
+    """``text`` in at most ``width`` cells: whole when it fits, else its start, ``…`` and
+    its end (a path: the folder it starts in and the file name both show). The end gets
+    the larger share, and the cut falls after a ``/`` when one is near."""
+    if cell_width(text) <= width:
+        return text
+    if width < 3:
+        return cut_end(text, width)
+    room = width - 1
+    tail_cells = room - room * 2 // 5
+    tail_count = _fitting(text, tail_cells, from_end=True)
+    tail = text[len(text) - tail_count :] if tail_count else ""
+    slash = tail.find("/")
+    if 0 <= slash < len(tail) // 3:  # start the end at a folder boundary, when one is near
+        tail = tail[slash:]
+    head_cells = room - cell_width(tail)
+    head = text[: _fitting(text, head_cells, from_end=False)]
+    return head + "…" + tail

@@ -106,7 +106,7 @@ def init_knowledge_base(directory: Path, make_default: bool = False) -> InitResu
             else ""
         )
         config.write_text(
-            f"# kb settings: see the README\n# kb init found {layout.description}\n"
+            f"# kb settings: kb help configuration\n# kb init found {layout.description}\n"
             f"roots: [{roots}]\n{exclude}{site_hosts}",
             encoding="utf-8",
         )

@@ -6,7 +6,7 @@ NamedTuple costs a tenth of a frozen dataclass to define (and less to build and 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 NOTE_SUFFIXES = (".md", ".markdown")  # what makes a file a note (kb.scan, kb.links)
 
@@ -24,11 +24,27 @@ class Heading(NamedTuple):
     line: int
 
 
+# How a link was written: [t](x.md), [[x]], ![[x]], {{< ref "x" >}}, [t][r] with its
+# definition, a typed front-matter key (related: x), an external URL, an image, or an
+# anchor in the same note ([t](#h), [[#h]]).
+LinkKind = Literal[
+    "markdown",
+    "wikilink",
+    "embed",
+    "hugo-ref",
+    "reference",
+    "front-matter",
+    "url",
+    "image",
+    "anchor",
+]
+
+
 class Link(NamedTuple):
     """One link as written; resolution to a note happens later, in the store."""
 
     target: str  # as written (after unescaping), without the #anchor
-    kind: str  # markdown | wikilink | embed | hugo-ref | reference | front-matter | url | image
+    kind: LinkKind
     line: int
     anchor: str = ""
     text: str = ""

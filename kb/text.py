@@ -102,3 +102,25 @@ def split_list(value: str) -> list[str]:
     """Split a front-matter string list: on commas when there are any, else on whitespace."""
     parts = re.split(r"[,，、]", value) if re.search(r"[,，、]", value) else value.split()
     return [p.strip() for p in parts if p.strip()]
+
+
+# Percent escapes of bytes 0x80-0xFF: the UTF-8 of a non-ASCII character.
+_ESCAPED_UTF8 = re.compile(r"(?:%[89a-fA-F][0-9a-fA-F])+")
+
+
+def _decoded(match: re.Match[str]) -> str:
+    escaped = match.group()
+    try:
+        return bytes.fromhex(escaped.replace("%", "")).decode("utf-8")
+    except UnicodeDecodeError:
+        return escaped  # not UTF-8: shown as written
+
+
+def shown_url(url: str) -> str:
+    """An external URL as a reader wants to see it: ``/wiki/二阶段提交``, not
+    ``/wiki/%E4%BA%8C…``. Only escapes of non-ASCII characters are decoded; ``%20``,
+    ``%2F`` and the like stay, so what is shown still names the same page. Not yet safe
+    to print: pass it through ``one_line``."""
+    if "%" not in url:
+        return url
+    return _ESCAPED_UTF8.sub(_decoded, url)

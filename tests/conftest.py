@@ -15,23 +15,21 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLE_NOTES = REPO / "notes"
 SHARED_CORPORA = REPO.parent / "shared" / "corpora"
 
-# Test tiers, by module: `pytest -m unit` is the quick loop over pure code, `-m "not slow"`
-# skips the tests that take seconds. A module not named here is an integration test.
-_UNIT_MODULES = frozenset(
-    {"test_parse", "test_fences", "test_query", "test_store", "test_linebreak", "test_spans"}
-)
-_TUI_MODULES = frozenset({"test_tui", "test_snapshots", "test_e2e"})
+FIXTURES = REPO / "tests" / "fixtures"
+
+# Test tiers are folders: tests/unit (pure functions and the store), tests/integration
+# (ingest, search, links, the CLI and the servers over real folders), tests/tui (the app
+# under the pilot, snapshots, tmux) and tests/contracts (the architecture and the docs).
+# Each test gets its folder's marker, so `pytest -m unit` is the quickest loop.
+TIERS = frozenset({"unit", "integration", "tui", "contracts"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        module = item.path.stem
-        if module in _UNIT_MODULES:
-            item.add_marker(pytest.mark.unit)
-        elif module in _TUI_MODULES:
-            item.add_marker(pytest.mark.tui)
-        else:
-            item.add_marker(pytest.mark.integration)
+        tier = item.path.parent.name
+        if tier not in TIERS:
+            raise pytest.UsageError(f"{item.path}: a test belongs in one of tests/{sorted(TIERS)}")
+        item.add_marker(getattr(pytest.mark, tier))
 
 
 @pytest.fixture(autouse=True)
@@ -46,6 +44,9 @@ def isolated_user_dirs(
     monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
     monkeypatch.delenv("KB_HOME", raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
+    # Search by meaning is on wherever its extra is installed; the tests that are about it
+    # (tests/test_meaning*.py) turn it on themselves, the others measure the words alone.
+    monkeypatch.setenv("KB_SEMANTIC", "off")
     return home
 
 

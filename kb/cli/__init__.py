@@ -120,4 +120,10 @@ def cli(ctx: click.Context, kb_dir: Path | None, color: str) -> None:
 
 
 def main() -> None:
+    import os
+
+    if "_KB_COMPLETE" in os.environ:  # the shell asks for completions: kb's own shells
+        from kb.cli.shell_completion import register_shells
+
+        register_shells()
     cli(prog_name="kb")

@@ -16,6 +16,7 @@ from kb.cli.output import (
     stop_on_signals,
 )
 from kb.engines.registry import engine_names
+from kb.errors import KbError
 
 if TYPE_CHECKING:
     pass
@@ -33,7 +34,8 @@ def init(directory: Path, make_default: bool) -> None:
     """Create a knowledge base in DIRECTORY: kb.yaml, index/ and, when no notes exist
     yet, notes/. A Hugo site (content/), a Jekyll site (the folder), an Obsidian vault, a
     VuePress, Docusaurus or MkDocs docs folder or a folder of Markdown is read where its
-    notes are; kb says what it chose."""
+    notes are; kb says what it chose. In a git repository it also writes
+    index/.gitignore (*), so the store stays out of git."""
     from kb.knowledge_base import KnowledgeBase
 
     made = KnowledgeBase.init(directory, make_default)
@@ -42,6 +44,34 @@ def init(directory: Path, make_default: bool) -> None:
         click.echo(made.chose)
     if made.default_config is not None:
         click.echo(f"set as the default knowledge base in {made.default_config}")
+    try:
+        index_dir = KnowledgeBase.open(made.home).config.index_dir
+    except KbError:  # kb.yaml kept as it was, and unreadable: kb ingest will say why
+        return
+    ignore = keep_out_of_git(index_dir)
+    if ignore is not None:
+        from kb.cli.output import path_line, relative_path
+
+        click.echo(f"kept the store out of git: wrote {path_line(relative_path(ignore))} (*)")
+
+
+GITIGNORE = "# kb's store, derived from the notes (kb ingest --rebuild makes it again)\n*\n"
+
+
+def keep_out_of_git(index_dir: Path) -> Path | None:
+    """In a git work tree, an ``index/.gitignore`` holding ``*``, so ``git status`` never
+    offers the store (a binary SQLite file that changes on every ingest) for a commit.
+    The file written, or None: not in a repository, or an ignore file is already there
+    (it is the user's then, and kept as it is)."""
+    here = index_dir.resolve()
+    if not any((folder / ".git").exists() for folder in (here, *here.parents)):
+        return None  # a .git folder, or a .git file in a worktree or submodule
+    ignore = index_dir / ".gitignore"
+    if ignore.exists():
+        return None
+    index_dir.mkdir(parents=True, exist_ok=True)
+    ignore.write_text(GITIGNORE, encoding="utf-8")
+    return ignore
 
 
 @click.command()

@@ -11,12 +11,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import click
 
 from kb import __version__
+from kb.cli import layout
 from kb.cli.complete import complete_note, complete_query, complete_series, complete_tag
 from kb.cli.output import open_kb, path_line, use_color, warn_settings
 from kb.cli.search import SearchCommand
 from kb.errors import KbError
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from kb.knowledge_base import KnowledgeBase
     from kb.notes.listing import ListedNote, NoteDetails
     from kb.notes.views import TagNode
@@ -71,7 +74,7 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
     """Notes as a table on a terminal, one file a line when piped, or as asked."""
     import os
 
-    from kb.text import json_text, one_line, strip_controls
+    from kb.text import json_text, strip_controls
 
     files = [os.path.relpath(kb.note_file(note.root, note.rel)) for note in notes]
     if output.as_json:
@@ -88,29 +91,63 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
 
         for note, file in zip(notes, files, strict=True):
             click.echo(strip_controls(format_note(output.template, note.fields(file))))
-    elif sys.stdout.isatty() or use_color():
-        color = use_color()
-        for note, file in zip(notes, files, strict=True):
-            date = (note.date or "")[:10].ljust(10)
-            path = path_line(file)
-            click.echo(
-                f"{click.style(date, dim=True) if color else date}  {one_line(note.title)}  "
-                f"{click.style(path, fg='cyan') if color else path}",
-                color=color,
-            )
+    elif layout.stdout_is_terminal() or use_color():
+        _print_table(notes, files, use_color())
     else:
         for file in files:
             click.echo(path_line(file))
+
+
+def _print_table(notes: list[ListedNote], files: list[str], color: bool) -> None:
+    """Date, title and file in columns padded by display width, in the terminal's width:
+    a title that does not fit is cut at its end, a file in its middle, with ``…``; no
+    line wraps. The date column is left out when no note has a date."""
+    from kb.cli.layout import GAP, columns, echo_lines, share_widths
+    from kb.linebreak import cell_width, cut_end, cut_middle, pad
+    from kb.text import one_line
+
+    dates = [(note.date or "")[:10] for note in notes]
+    titles = [one_line(note.title) for note in notes]
+    paths = [path_line(file) for file in files]
+    date_width = max(map(len, dates), default=0)
+    room = columns() - (date_width + len(GAP) if date_width else 0) - len(GAP)
+    title_cells = [cell_width(title) for title in titles]  # measured once: 10,000 rows
+    path_cells = [cell_width(path) for path in paths]
+    wanted = [max(title_cells, default=0), max(path_cells, default=0)]
+    title_width, path_width = share_widths(wanted, room, [min(w, 12) for w in wanted])
+    lines = []
+    for date, title, cells, path, path_size in zip(
+        dates, titles, title_cells, paths, path_cells, strict=True
+    ):
+        fits = cells <= title_width
+        name = (
+            pad(title, title_width, cells)
+            if fits
+            else pad(cut_end(title, title_width), title_width)
+        )
+        shown = path if path_size <= path_width else cut_middle(path, path_width)
+        lines.append(
+            (_dim(date, color) + " " * (date_width - len(date)) + GAP if date_width else "")
+            + name
+            + GAP
+            + (click.style(shown, fg="cyan") if color else shown)
+        )
+    echo_lines(lines, color)
+
+
+def _dim(text: str, color: bool) -> str:
+    return click.style(text, dim=True) if color and text else text
 
 
 @click.command()
 @click.argument("note", shell_complete=complete_note)
 @click.option("--raw", is_flag=True, help="Print the Markdown as written, even on a terminal.")
 @click.option("--json", "as_json", is_flag=True, help="Print the note's fields as JSON.")
+@click.option("--no-pager", is_flag=True, help="Never page a long note through $PAGER.")
 @click.pass_context
-def show(ctx: click.Context, note: str, raw: bool, as_json: bool) -> None:
-    """Show NOTE: rendered on a terminal, its Markdown file as written when piped or
-    with --raw, its fields with --json.
+def show(ctx: click.Context, note: str, raw: bool, as_json: bool, no_pager: bool) -> None:
+    """Show NOTE: rendered on a terminal (through $PAGER when longer than the screen),
+    its Markdown file as written when piped or with --raw, its fields with --json.
 
     NOTE is a path (from this folder or the notes root, .md optional), a title, an alias,
     a file name, a close misspelling or the pinyin of a Chinese title (xcgs). Exit codes:
@@ -124,48 +161,30 @@ def show(ctx: click.Context, note: str, raw: bool, as_json: bool) -> None:
     details = kb.note_details(kb.find_note(note))
     if as_json:
         click.echo(json_text(details.as_json(os.path.relpath(details.file)), indent=2))
-    elif raw or not sys.stdout.isatty():
-        click.echo(strip_controls(details.markdown).rstrip("\n"))
     else:
-        _render_note(details)
+        from kb.cli.pager import show_rendered, stdout_is_terminal  # show alone pages
+
+        if raw or not stdout_is_terminal():
+            click.echo(strip_controls(details.markdown).rstrip("\n"))
+        else:
+            show_rendered(lambda console: _render_note(details, console), pager=not no_pager)
 
 
-def _render_note(details: NoteDetails) -> None:
+def _render_note(details: NoteDetails, console: Console) -> None:
     """The note's body as Rich renders Markdown, under its title, date, path and tags.
     Note text is never read as Rich markup, and links are shown, not made hyperlinks."""
-    from rich.console import Console
     from rich.markdown import Markdown
     from rich.text import Text
 
     from kb.notes.listing import markdown_body
     from kb.text import clean_text, one_line
 
-    _break_lines_the_kb_way()
-    console = Console(color_system="auto" if use_color() else None, highlight=False)
     console.print(Text(one_line(details.title), style="bold"))
     tags = " ".join(f"#{one_line(tag)}" for tag in details.tags)
     meta = [(details.date or "")[:10], one_line(details.path), tags]
     console.print(Text("  ".join(part for part in meta if part), style="dim"))
     console.print()
     console.print(Markdown(clean_text(markdown_body(details.markdown)), hyperlinks=False))
-
-
-def _break_lines_the_kb_way() -> None:
-    """Rich wraps only at spaces, so Chinese lines end half empty and a Latin word glued to
-    Chinese is split; point the name Rich's Text calls at kb's line breaker instead (as
-    the app does, kb/tui/wrapping.py). Only where lines break changes, never the text."""
-    import rich.text
-
-    from kb.linebreak import break_lines
-
-    spaces_only = rich.text.divide_line
-
-    def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
-        if width < 1:
-            return spaces_only(text, width, fold)
-        return [start for start, _ in break_lines(text, width)[1:]]
-
-    rich.text.divide_line = divide_line
 
 
 def _note_option(name: str, help_text: str) -> Any:
@@ -299,8 +318,9 @@ def tags(ctx: click.Context, tree: bool, sort: str, as_json: bool) -> None:
         click.echo(json_text([{"tag": tag, "count": count} for tag, count in counts], indent=2))
         return
     width = max((len(str(count)) for _, count in counts), default=1)
+    fit = _fitter(width + 2)
     for tag, count in counts:
-        click.echo(f"{count:>{width}}  {one_line(tag)}")
+        click.echo(f"{count:>{width}}  {fit(one_line(tag))}")
 
 
 def _print_tag_tree(nodes: list[TagNode], depth: int, sort: str) -> None:
@@ -309,8 +329,22 @@ def _print_tag_tree(nodes: list[TagNode], depth: int, sort: str) -> None:
     if sort == "count":
         nodes = sorted(nodes, key=lambda node: (-node.count, node.name.casefold()))
     for node in nodes:
-        click.echo(f"{'  ' * depth}{one_line(node.name)}  {node.count}")
+        fit = _fitter(2 * depth + 2 + len(str(node.count)))
+        click.echo(f"{'  ' * depth}{fit(one_line(node.name))}  {node.count}")
         _print_tag_tree(node.children, depth + 1, sort)
+
+
+def _fitter(taken: int) -> Callable[[str], str]:
+    """On a terminal: a tag cut with ``…`` to what ``taken`` cells leave of the line;
+    piped: the tag whole."""
+    from kb.cli.layout import terminal_width
+
+    width = terminal_width()
+    if width is None:
+        return lambda text: text
+    from kb.linebreak import cut_end
+
+    return lambda text: cut_end(text, max(width - taken, 1))
 
 
 def _tag_node_json(node: TagNode) -> dict[str, Any]:

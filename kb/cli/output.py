@@ -103,7 +103,10 @@ def ingest_summary(stats: IngestStats) -> str:
         f"{key} {counts[key]}"
         for key in ("added", "updated", "moved", "removed", "unchanged", "warnings")
     ]
-    return ", ".join(parts) + f" in {stats.seconds:.2f} s"
+    summary = ", ".join(parts) + f" in {stats.seconds:.2f} s"
+    if stats.embedded:  # search by meaning (kb/meaning), after the words
+        summary += f"; embedded {stats.embedded} for meaning in {stats.embed_seconds:.2f} s"
+    return summary
 
 
 def show_problems(stats: IngestStats) -> None:

@@ -16,8 +16,9 @@ _EVERY = 2**31 - 1  # kb search --all: a limit no knowledge base reaches
 
 
 class SearchCommand(click.Command):
-    """``kb search redis -cluster``: a word starting with ``-`` that is not one of this
-    command's options is query text, wherever it stands; options may come first or last.
+    """``kb search redis -cluster``: a word starting with a single ``-`` that is not one of
+    this command's options is query text, wherever it stands; options may come first or
+    last; a ``--word`` is always an option (an unknown one is a usage error naming it).
     After ``--`` every word is query text, as before."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
@@ -43,25 +44,20 @@ class SearchCommand(click.Command):
                 value = next(rest, None)  # none: click reports the missing value
                 if value is not None:
                     options.append(value)
-            elif _is_option(arg, takes_value, flags):
+            elif _is_option(arg, takes_value):
                 options.append(arg)
             else:
                 words.append(arg)
         return super().parse_args(ctx, [*options, "--", *words])
 
 
-def _is_option(arg: str, takes_value: dict[str, click.Option], flags: set[str]) -> bool:
-    """``--limit=5``, ``-n5`` (a number joined to a short option), or a long option
-    mistyped closely enough (``--pahts``) that click should say so rather than search for
-    it. Anything else (``-cluster``, ``-nginx``, ``--rebuild``) is a query word."""
+def _is_option(arg: str, takes_value: dict[str, click.Option]) -> bool:
+    """Every ``--word`` (``--limit=5``, ``--format``, ``--nosuchoption``) and a number joined
+    to a short option (``-n5``) are options: click names an unknown one in a usage error
+    (exit 2) rather than kb searching for it. Only a single ``-word`` (``-cluster``,
+    ``-nginx``, ``-draft:true``) is the query's exclusion."""
     if arg.startswith("--") and len(arg) > 2:
-        name = arg.split("=", 1)[0]
-        if name in takes_value:
-            return True
-        import difflib
-
-        known = [o for o in (*takes_value, *flags) if o.startswith("--")]
-        return bool(difflib.get_close_matches(name, known, n=1, cutoff=0.75))
+        return True
     return arg[:2] in takes_value and arg[2:].isdigit()
 
 
@@ -111,6 +107,11 @@ The query language (kb help query for all of it):
     is_flag=True,
     help="The words as typed: no typos, partial words, inflections or glossary partners.",
 )
+@click.option(
+    "--lexical",
+    is_flag=True,
+    help="The words only: no search by meaning for this search (--exact implies it).",
+)
 @click.pass_context
 def search(
     ctx: click.Context,
@@ -121,18 +122,22 @@ def search(
     print0: bool,
     every: bool,
     exact: bool,
+    lexical: bool,
 ) -> None:
     """Search notes with the query language summed up below.
 
-    A word starting with - that is not an option here is part of the query
-    (kb search redis -cluster); after -- every word is. Exit codes: 0 found notes,
-    1 nothing matched (or no store yet), 2 bad query.
+    A word starting with a single - that is not an option here is part of the query
+    (kb search redis -cluster); an unknown --option is an error; after -- every word
+    is. Exit codes: 0 found notes, 1 nothing matched (or no store yet), 2 bad query or
+    usage.
     """
     if print0 and as_json:
         raise click.UsageError("--print0 prints paths; it does not go with --json")
     kb = open_kb(ctx)
     # One more than asked tells whether the list was cut, without counting every match.
-    results = kb.search(" ".join(query), limit=_EVERY if every else limit + 1, exact=exact)
+    results = kb.search(
+        " ".join(query), limit=_EVERY if every else limit + 1, exact=exact, lexical=lexical
+    )
     if results.warning:
         click.echo(f"kb: warning: {results.warning}", err=True)
     for notice in results.notices:
@@ -181,10 +186,18 @@ def search(
 
 
 def _print_hits(hits: list[SearchHit]) -> None:
-
+    """Each hit as title and date, path and tags, the snippet, what it lacks. On a
+    terminal the title is cut with ``…`` at its end and the path in its middle, and the
+    snippet wraps at the terminal's width where kb's line breaker allows (never inside a
+    Latin word, a number or a path); piped, each of them is one whole line."""
+    from kb.cli.layout import terminal_width
     from kb.text import one_line
 
     color = use_color()
+    width = terminal_width()
+    if width is not None:
+        _print_hits_fitted(hits, width, color)
+        return
     for hit in hits:
         title = highlight(hit.title, hit.title_highlights, color, bold=True)
         date = one_line((hit.date or "")[:10])
@@ -195,8 +208,46 @@ def _print_hits(hits: list[SearchHit]) -> None:
             f"{click.style(path, fg='cyan') if color else path}  "
             f"{click.style(tags, dim=True) if color else tags}".rstrip()
         )
-        click.echo(highlight(hit.snippet, hit.highlights, color))
+        if hit.near:  # found by meaning: the passage nearest the query, not the words
+            near = f"≈ {one_line(hit.near)}"
+            click.echo(click.style(near, fg="magenta") if color else near)
+        else:
+            click.echo(highlight(hit.snippet, hit.highlights, color))
         if hit.missing:
             lacks = "without " + ", ".join(one_line(w) for w in hit.missing)
             click.echo(click.style(lacks, dim=True) if color else lacks)
         click.echo()
+
+
+def _print_hits_fitted(hits: list[SearchHit], width: int, color: bool) -> None:
+    from kb.cli.layout import GAP, echo_lines, wrapped_lines
+    from kb.linebreak import cell_width, cut_end, cut_middle
+    from kb.text import one_line
+
+    def dim(text: str) -> str:
+        return click.style(text, dim=True) if color and text else text
+
+    lines: list[str] = []
+    for hit in hits:
+        date = one_line((hit.date or "")[:10])
+        room = width - (cell_width(date) + len(GAP) if date else 0)
+        title = one_line(hit.title)
+        if cell_width(title) <= room and title == hit.title:
+            shown = highlight(title, hit.title_highlights, color, bold=True)
+        else:  # cut, or made one line: the spans no longer fit, only the title is bold
+            shown = highlight(cut_end(title, room), [], color, bold=True)
+        lines.append(f"{shown}{GAP}{dim(date)}" if date else shown)
+        path = cut_middle(one_line(hit.path), width)
+        tags = " ".join(f"#{one_line(tag)}" for tag in hit.tags)
+        styled = click.style(path, fg="cyan") if color else path
+        if tags and cell_width(path) + len(GAP) + cell_width(tags) <= width:
+            lines.append(f"{styled}{GAP}{dim(tags)}")
+        else:
+            lines.append(styled)
+            lines += [dim(line) for line in wrapped_lines(tags, width)] if tags else []
+        lines += wrapped_lines(hit.snippet, width, spans=hit.highlights, color=color)
+        if hit.missing:
+            lacks = "without " + ", ".join(one_line(w) for w in hit.missing)
+            lines += [dim(line) for line in wrapped_lines(lacks, width)]
+        lines.append("")
+    echo_lines(lines, color)

@@ -6,9 +6,16 @@ no knowledge base or no store yet there is simply nothing to offer.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Any
 
-from click.shell_completion import CompletionItem
+from click.shell_completion import (
+    BashComplete,
+    CompletionItem,
+    FishComplete,
+    add_completion_class,
+    split_arg_string,
+)
 
 from kb.errors import KbError
 from kb.text import one_line
@@ -53,7 +60,7 @@ def complete_terms(kb: KnowledgeBase | None, kind: str, incomplete: str) -> list
         return []
     wanted = incomplete.casefold()
     return [
-        CompletionItem(one_line(name), help=f"{count} notes")
+        CompletionItem(one_line(name), help=f"{count} note{'' if count == 1 else 's'}")
         for name, count in sorted(counts, key=lambda item: -item[1])
         if name.casefold().startswith(wanted)
     ][:_MAX_ITEMS]
@@ -68,3 +75,103 @@ def complete_query(kb: KnowledgeBase | None, incomplete: str) -> list[Completion
                 for item in complete_terms(kb, kind, incomplete[len(prefix) :])
             ]
     return []
+
+
+# -- the shells' side ---------------------------------------------------------------------
+
+# bash, as click writes it, with three changes. kb reads the line up to the cursor itself
+# (COMP_LINE), since bash splits ``tag:gp`` into ``tag``, ``:`` and ``gp`` at the
+# characters of COMP_WORDBREAKS; kb then answers for the part after the last of those, the
+# word bash replaces. ``compopt -o filenames`` makes bash quote what it inserts
+# (``Redis\ 学习笔记``, or inside the quote the user opened), so running the line works.
+_BASH_SOURCE = """\
+%(complete_func)s() {
+    local IFS=$'\\n'
+    local response
+
+    response=$(env COMP_LINE="${COMP_LINE:0:COMP_POINT}" \\
+        COMP_WORDBREAKS="$COMP_WORDBREAKS" %(complete_var)s=bash_complete $1)
+
+    for completion in $response; do
+        IFS=',' read -r type value <<< "$completion"
+
+        if [[ $type == 'dir' ]]; then
+            COMPREPLY=()
+            compopt -o dirnames
+        elif [[ $type == 'file' ]]; then
+            COMPREPLY=()
+            compopt -o default
+        elif [[ $type == 'plain' ]]; then
+            compopt -o filenames 2>/dev/null
+            COMPREPLY+=("$value")
+        fi
+    done
+
+    return 0
+}
+
+%(complete_func)s_setup() {
+    complete -o nosort -F %(complete_func)s %(prog_name)s
+}
+
+%(complete_func)s_setup;
+"""
+
+
+class KbBashComplete(BashComplete):
+    """bash completion that reads the line as typed, not bash's words (see above)."""
+
+    source_template = _BASH_SOURCE
+
+    def get_completion_args(self) -> tuple[list[str], str]:
+        line = os.environ.get("COMP_LINE")
+        if line is None:  # an older script: bash's words, as click reads them
+            return super().get_completion_args()
+        words = split_arg_string(line)
+        # The cursor after a space that ends a word (not one escaped or inside quotes):
+        # a letter typed there would start a word of its own.
+        ended = split_arg_string(line + "x") == [*words, "x"]
+        incomplete = "" if ended or len(words) < 2 else words.pop()
+        self.replaced = _before_last_break(incomplete, os.environ.get("COMP_WORDBREAKS", ""))
+        return words[1:], incomplete
+
+    def format_completion(self, item: CompletionItem) -> str:
+        value = item.value
+        if item.type == "plain" and self.replaced and value.startswith(self.replaced):
+            value = value[len(self.replaced) :]  # bash replaces only what follows
+        return f"{item.type},{value}"
+
+    replaced = ""
+
+
+def _before_last_break(word: str, breaks: str) -> str:
+    """The start of ``word`` bash keeps: up to and with its last COMP_WORDBREAKS
+    character (``tag:`` of ``tag:gp``, ``--tag=`` of ``--tag=ra``), '' when none."""
+    breaks = "".join(c for c in breaks if not c.isspace() and c not in "\"'")
+    cut = max((word.rfind(c) for c in breaks), default=-1)
+    return word[: cut + 1]
+
+
+class KbFishComplete(FishComplete):
+    """fish completion as click writes it, but a value with a comma (a title) stays whole:
+    the script splits each answer at its first comma only."""
+
+    source_template = FishComplete.source_template.replace(
+        'string split "," $completion', 'string split -m 1 "," $completion'
+    )
+
+
+def register_shells() -> None:
+    """Let click use kb's bash and fish completion, for the script and the answers."""
+    add_completion_class(KbBashComplete, "bash")
+    add_completion_class(KbFishComplete, "fish")
+
+
+def completion_script(shell: str, cli: Any) -> str:
+    """The script ``kb completion SHELL`` prints."""
+    from click.shell_completion import get_completion_class
+
+    register_shells()
+    complete = get_completion_class(shell)
+    assert complete is not None  # click knows these three shells
+    return complete(cli, {}, "kb", "_KB_COMPLETE").source()

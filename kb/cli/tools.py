@@ -7,11 +7,14 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kb.cli import pager
 from kb.cli.output import open_kb
 from kb.errors import KbError
+from kb.help import TOPICS, page, topic_named
 
 if TYPE_CHECKING:
-    pass
+    from click.shell_completion import CompletionItem
+    from rich.console import Console
 
 
 @click.command("open")
@@ -73,24 +76,50 @@ def completion(shell: str) -> None:
     It completes commands, options, notes (titles and paths) for NOTE, tags after tag:
     and --tag, and series after series: and --series.
     """
-    from click.shell_completion import get_completion_class
-
-    complete = get_completion_class(shell)
-    assert complete is not None  # click knows these three shells
     from kb.cli import cli
+    from kb.cli.shell_completion import completion_script
 
-    click.echo(complete(cli, {}, "kb", "_KB_COMPLETE").source())
+    click.echo(completion_script(shell, cli))
+
+
+def _complete_topic(
+    ctx: click.Context, param: click.Parameter, incomplete: str
+) -> list[CompletionItem]:
+    from click.shell_completion import CompletionItem  # only when completing
+
+    return [CompletionItem(topic) for topic in TOPICS if topic.startswith(incomplete.lower())]
 
 
 @click.command(name="help")
-@click.argument("topic", type=click.Choice(["query", "config", "links"]), required=False)
-@click.pass_context
-def help_command(ctx: click.Context, topic: str | None) -> None:
-    """The reference for TOPIC, offline: query (the search language), config (kb.yaml)
-    or links (how links are read and resolved). Without a TOPIC, the commands."""
-    if topic is None:
-        click.echo(ctx.find_root().get_help())
-        return
-    from importlib.resources import files
+@click.argument("topic", required=False, shell_complete=_complete_topic)
+@click.option("--no-pager", is_flag=True, help="Print the Markdown, never paged.")
+def help_command(topic: str | None, no_pager: bool) -> None:
+    """The reference page TOPIC, offline (the pages of docs/). Without a TOPIC, the list
+    of topics.
 
-    click.echo(files("kb.help").joinpath(f"{topic}.md").read_text(encoding="utf-8").rstrip())
+    On a terminal the page is rendered, through $PAGER when it is longer than the
+    screen; piped, or with --no-pager, it is the page's Markdown.
+    """
+    if topic is None:
+        width = max(len(name) for name in TOPICS)
+        click.echo("kb help TOPIC prints one of these pages (docs/TOPIC.md):\n")
+        for name, summary in TOPICS.items():
+            click.echo(f"  {name.ljust(width)}  {summary}")
+        click.echo("\nThe commands: kb --help; one command's options: kb COMMAND --help.")
+        return
+    chosen = topic_named(topic)
+    if chosen is None:
+        raise click.BadParameter(
+            f"{topic!r} is no topic; choose from {', '.join(TOPICS)}", param_hint="'TOPIC'"
+        )
+    text = page(chosen).rstrip("\n")
+    if no_pager or not pager.stdout_is_terminal():
+        click.echo(text)
+        return
+
+    def render(console: Console) -> None:
+        from rich.markdown import Markdown  # rich: only a rendered page loads it
+
+        console.print(Markdown(text, hyperlinks=False))
+
+    pager.show_rendered(render)

@@ -28,14 +28,16 @@ def new(
 ) -> None:
     """Create a note titled TITLE, open it in $EDITOR, then ingest it.
 
-    When a note already has this title, that note is opened instead (--force-new makes
-    another). If the editor cannot start, the note is kept and ingested, and kb exits 1.
+    When a note already has this title, that note is opened instead, and kb says so
+    (--force-new makes another). kb prints the note's file from this folder. If the
+    editor cannot start, the note is kept and ingested, and kb exits 1.
     """
     from kb.notes.editing import editor_command, start_editor
 
     kb = open_kb(ctx)
     text = " ".join(title)
     path = None if force_new else _note_titled(kb, text)
+    existing = path is not None
     if path is None:
         path = kb.new_note(text, folder)
     failure = None
@@ -45,9 +47,43 @@ def new(
         except KbError as exc:  # the note is written: keep it, ingest it, say why
             failure = str(exc)
     kb.ingest_file(path)  # the file is kept and ingested, edited or not
-    click.echo(path_line(str(path)))
+    shown = path_line(relative_path(path))  # from this folder, as every command prints
+    if existing:  # stderr: stdout stays the one path a script reads
+        from kb.text import one_line
+
+        done = "nothing made" if no_edit else "opened it"
+        click.echo(
+            f"kb: a note is already titled {one_line(text)!r}; {done} (--force-new makes another)",
+            err=True,
+        )
+    click.echo(shown)
     if failure:
         fail(ctx, f"{failure}; the note is kept and ingested", 1)
+
+
+def _meant_destination(kb: KnowledgeBase, new_path: str) -> str | None:
+    """``kb mv redis posts/`` typed where ``posts/`` is no folder but ``notes/posts/`` is: the
+    path from here the user most likely meant, inside a notes root; None when NEW_PATH lies
+    in a root already, is absolute, or no root holds its folder."""
+    import os
+
+    typed = Path(new_path).expanduser()
+    if typed.is_absolute() or not new_path.strip():
+        return None
+    here = Path.cwd()
+    roots = [root.path for root in kb.config.roots]
+    whole = Path(os.path.normpath(here / typed))
+    if any(whole == root or root in whole.parents for root in roots):
+        return None
+    into_folder = new_path.endswith(("/", os.sep))
+    for root in roots:
+        candidate = Path(os.path.normpath(root / typed))
+        if root not in candidate.parents:
+            continue  # ../ out of the root again
+        as_folder = into_folder or candidate.is_dir()
+        if (candidate if as_folder else candidate.parent).is_dir():
+            return relative_path(candidate) + ("/" if as_folder else "")
+    return None
 
 
 def _note_titled(kb: KnowledgeBase, title: str) -> Path | None:
@@ -124,6 +160,12 @@ def mv(ctx: click.Context, note: str, new_path: str, dry_run: bool) -> None:
 
     kb = open_kb(ctx)
     found = kb.find_note(note)
+    meant = _meant_destination(kb, new_path)
+    if meant is not None:
+        from kb.errors import UsageError
+
+        roots = ", ".join(str(root.path) for root in kb.config.roots)
+        raise UsageError(f"{new_path} is outside every notes root ({roots}); did you mean {meant}?")
     if dry_run:
         plan = kb.plan_move(found, new_path)
     else:

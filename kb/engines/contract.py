@@ -20,7 +20,9 @@ if TYPE_CHECKING:
     from kb.query.syntax import Query
     from kb.store import Store
 
-Related = tuple[int, float, list[str]]  # another note, its score 0..1, the words shared
+# A note like another, as an engine finds it: its id, a score 0..1, the words the two share.
+# kb.links.related turns these into Related notes with a reason a reader can check.
+SimilarNote = tuple[int, float, list[str]]
 
 
 class EngineHit(NamedTuple):
@@ -51,7 +53,7 @@ class SearchEngine(Protocol):
 
     def more_like_this(
         self, note_id: int, document: SearchDocument, limit: int = 30
-    ) -> list[Related]:
+    ) -> list[SimilarNote]:
         """Notes sharing the document's most distinctive words, best first (see the
         module function ``more_like_this``, which engines call with their lookups)."""
         ...
@@ -119,6 +121,10 @@ MLT_LARGE_BASE = 20
 _SUFFIXES = frozenset("化性式型器率者度量号法池库表")
 _NUMBER = re.compile("[零〇一二三四五六七八九十百千万亿两几]*[十百千万亿][个次条种位份本张只件数]")
 _LATEX_COMMAND = re.compile(r"\\[A-Za-z]+")
+# A written-out address: its scheme (or www.) up to a space, a bracket, a quote or Chinese.
+_URL = re.compile(
+    r"(?:\b[A-Za-z][A-Za-z0-9+.-]*://|\bwww\.)[^\s<>()\[\]{}\"'\u3000-\u9fff\uff00-\uffef]*"
+)
 _CHARACTER_RANGES = re.compile(r"(?:[a-z0-9]-[a-z0-9])+")  # a-za-z0-9: a regex's [a-zA-Z0-9]
 
 
@@ -135,7 +141,7 @@ def more_like_this(
     frequency: Callable[[str, int], int],
     holders: Callable[[str], Iterable[int]],
     limit: int,
-) -> list[Related]:
+) -> list[SimilarNote]:
     """Notes sharing a note's most distinctive words, scored 0..1 (the share of the note's
     word weight, tf-idf, that the other holds), with the words shared, weightiest first.
 
@@ -241,6 +247,7 @@ def document_terms(document: SearchDocument) -> Counter[str]:
 
     counts: Counter[str] = Counter()
     body = _LATEX_COMMAND.sub(" ", document.body)  # \frac, \text: markup, not words
+    body = _URL.sub(" ", body)  # https, github, com: pieces of an address, not words
     weighted = ((document.title, 3), (document.meta, 2), (document.headings, 2), (body, 1))
     for text, weight in weighted:
         for segment in segments(text):

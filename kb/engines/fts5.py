@@ -17,7 +17,7 @@ from pathlib import Path
 from kb.engines.contract import (
     EngineEntry,
     EngineHit,
-    Related,
+    SimilarNote,
     document_terms,
     index_tokens,
     more_like_this,
@@ -56,32 +56,21 @@ _META_GENERATION = "fts5_generation"
 class Fts5Writer:
     """Keeps the FTS5 index in step with the store, inside the store's transaction."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-
-    def _meta(self, key: str) -> str | None:
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row else None
-
-    def _set_meta(self, key: str, value: str) -> None:
-        self.conn.execute(
-            "INSERT INTO meta(key, value) VALUES (?, ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value "
-            "WHERE value IS NOT excluded.value",  # a no-op ingest writes nothing
-            (key, value),
-        )
+    def __init__(self, store: Store) -> None:
+        self.conn = store.conn
+        self.meta = store.meta
 
     def prepare(self) -> bool:
         exists = self.conn.execute(
             "SELECT 1 FROM sqlite_master WHERE name = ?", (TABLE,)
         ).fetchone()
-        if exists and self._meta(_META_SIGNATURE) == tokenizer_signature():
+        if exists and self.meta.get(_META_SIGNATURE) == tokenizer_signature():
             return False
         self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}_vocab")
         self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
         for statement in _DDL:
             self.conn.execute(statement)
-        self._set_meta(_META_SIGNATURE, tokenizer_signature())
+        self.meta.set(_META_SIGNATURE, tokenizer_signature())
         return True
 
     def clear(self) -> None:
@@ -104,22 +93,21 @@ class Fts5Writer:
             )
 
     def mark_synced(self, generation: int) -> None:
-        self._set_meta(_META_GENERATION, str(generation))
+        self.meta.set(_META_GENERATION, str(generation))
 
 
 class DroppedFts5:
     """Another engine is in use: the FTS5 tables are dropped (a later switch back to FTS5
     rebuilds them from the store), and nothing is written to them."""
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, store: Store) -> None:
+        self.conn = store.conn
+        self.meta = store.meta
 
     def prepare(self) -> bool:
         self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}_vocab")
         self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
-        self.conn.execute(
-            "DELETE FROM meta WHERE key IN (?, ?)", (_META_SIGNATURE, _META_GENERATION)
-        )
+        self.meta.delete(_META_SIGNATURE, _META_GENERATION)
         return False  # nothing to fill: the other engine keeps its own index
 
     def clear(self) -> None:
@@ -198,17 +186,14 @@ class _SqlBuilder:
 class Fts5Engine:
     name = "fts5"
 
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
+    def __init__(self, store: Store) -> None:
+        self.conn = store.conn
+        self.meta = store.meta
 
     def is_ready(self) -> bool:
-        row = self.conn.execute(
-            "SELECT (SELECT value FROM meta WHERE key = ?), "
-            "(SELECT value FROM meta WHERE key = 'generation'), "
-            "(SELECT value FROM meta WHERE key = ?)",
-            (_META_SIGNATURE, _META_GENERATION),
-        ).fetchone()
-        signature, generation, synced = row
+        signature, generation, synced = self.meta.get_many(
+            _META_SIGNATURE, "generation", _META_GENERATION
+        )
         # The rjieba version is not compared here: looking it up costs ~25 ms of start-up,
         # and a new dictionary only changes ranking; the next ingest re-indexes for it.
         return (signature or "").startswith(query_signature() + ";") and generation == synced
@@ -323,7 +308,7 @@ class Fts5Engine:
 
     def more_like_this(
         self, note_id: int, document: SearchDocument, limit: int = 30
-    ) -> list[Related]:
+    ) -> list[SimilarNote]:
         """Notes sharing this document's most distinctive terms: (note, 0..1, terms)."""
         counts = document_terms(document)
         if not counts:
@@ -363,10 +348,10 @@ class Fts5Entry(EngineEntry):
     in_store = True
 
     def reader(self, index_dir: Path, store: Store) -> Fts5Engine:
-        return Fts5Engine(store.conn)
+        return Fts5Engine(store)
 
     def writer(self, store: Store) -> Fts5Writer:
-        return Fts5Writer(store.conn)
+        return Fts5Writer(store)
 
 
 ENGINE = Fts5Entry()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from kb.engines.contract import (
     EngineEntry,
     EngineHit,
-    Related,
+    SimilarNote,
     document_terms,
     index_tokens,
     more_like_this,
@@ -453,14 +453,14 @@ class WhooshEngine:
 
     def more_like_this(
         self, note_id: int, document: SearchDocument, limit: int = 30
-    ) -> list[Related]:
+    ) -> list[SimilarNote]:
         ix = self._open()
         counts = document_terms(document)
         if ix is None or not counts:
             return []
         return self._reading(lambda: self._more_like_this(ix, note_id, counts, limit))
 
-    def _more_like_this(self, ix: Any, note_id: int, counts: Any, limit: int) -> list[Related]:
+    def _more_like_this(self, ix: Any, note_id: int, counts: Any, limit: int) -> list[SimilarNote]:
         with ix.searcher() as searcher:
             reader = searcher.reader()
             ids = reader.column_reader("nid")
@@ -552,7 +552,7 @@ class WhooshEntry(EngineEntry):
         # The store keeps no FTS5 index meanwhile; a switch back to FTS5 rebuilds it.
         from kb.engines.fts5 import DroppedFts5
 
-        return DroppedFts5(store.conn)
+        return DroppedFts5(store)
 
     def after_commit(
         self,

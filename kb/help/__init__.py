@@ -1,37 +1,45 @@
-"""``kb help TOPIC``: sections of the README, shipped in the package so they work offline.
+"""``kb help TOPIC``: the pages of ``docs/``, shipped in the package so they work offline.
 
-The ``*.md`` files here are copies of README sections, made by ``python -m kb.help`` and
-checked against the README by ``tests/test_cli_help.py``, so the two never drift.
+The ``*.md`` files here are copies of ``docs/*.md``, made by ``python -m kb.help`` and
+checked against ``docs/`` by ``tests/contracts/test_cli_help.py``, so the two never drift.
+Importing this module reads no file: ``kb help`` alone lists the topics from ``TOPICS``.
 """
 
 from __future__ import annotations
 
-# topic -> the README heading its text starts at (it runs to the next heading as high)
+# topic (the page docs/TOPIC.md) -> its one-line summary, in the order `kb help` lists them
 TOPICS = {
-    "query": "#### The query language",
-    "config": "## Configuration: `kb.yaml`",
-    "links": "### Links",
+    "commands": "every command, its options, output and exit codes",
+    "terminal-output": "output fitted to the terminal or piped whole, completion, usage errors",
+    "query": "the query language, how a query is read, what is searched, ranking",
+    "app": "the terminal UI: screens, keys, reading, line breaking",
+    "notes": "what kb reads from a note: front matter, title, date, tags, headings",
+    "links": "links, mentions, related notes, static sites (Hugo, Jekyll, docs folders)",
+    "configuration": "kb.yaml, every key",
+    "engines": "the search engines, FTS5 and whoosh, measured",
+    "sql": "kb sql and the store's read-only views",
+    "editors": "kb lsp and the editors' settings",
+    "assistants": "kb mcp and the assistants' settings",
+    "faults-and-recovery": "damaged stores, full disks, kills, hostile notes",
+    "architecture": "the map of packages, a note's path from file to screen, the rules",
+    "api": "the Python API: from kb import KnowledgeBase",
+    "design-decisions": "why the store, the engine, start-up, parsing and the reader are so",
+    "development": "tests, tiers, benchmarks, CI",
 }
 
+# other names a topic answers to (kb help config was the name before docs/)
+ALIASES = {"config": "configuration"}
 
-def readme_section(readme: str, heading: str) -> str:
-    """The README's section under ``heading``, the heading included, up to the next
-    heading of the same or a higher level (headings in fenced code do not count)."""
-    level = len(heading) - len(heading.lstrip("#"))
-    lines = readme.split("\n")
-    try:
-        start = lines.index(heading)
-    except ValueError:
-        raise KeyError(f"the README has no heading {heading!r}") from None
-    fenced = False
-    end = len(lines)
-    for number in range(start + 1, len(lines)):
-        line = lines[number]
-        if line.startswith("```"):
-            fenced = not fenced
-        elif not fenced and line.startswith("#"):
-            marks = len(line) - len(line.lstrip("#"))
-            if marks <= level and line[marks : marks + 1] == " ":
-                end = number
-                break
-    return "\n".join(lines[start:end]).strip() + "\n"
+
+def topic_named(name: str) -> str | None:
+    """The topic ``name`` stands for (any case, an alias too), or None."""
+    wanted = name.strip().lower()
+    wanted = ALIASES.get(wanted, wanted)
+    return wanted if wanted in TOPICS else None
+
+
+def page(topic: str) -> str:
+    """The text of ``topic``'s page, as shipped."""
+    from importlib.resources import files  # read only when a page is asked for
+
+    return files("kb.help").joinpath(f"{topic}.md").read_text(encoding="utf-8")

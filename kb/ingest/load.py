@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from kb.errors import KbError, file_kind
 from kb.ingest.documents import document_of
@@ -37,6 +37,11 @@ _CHUNK = 16  # files per message to a parse worker
 _IN_FLIGHT = 2  # chunks a worker is sent ahead of its answers: it never waits for work
 
 
+# What reading a file came to: parsed anew, the same bytes as stored, skipped with a
+# problem (too large, binary, unreadable), or gone since the walk saw it.
+LoadStatus = Literal["parsed", "same", "skipped", "vanished"]
+
+
 @dataclass(frozen=True, slots=True)
 class LoadJob:
     file: NoteFile
@@ -49,7 +54,7 @@ class LoadJob:
 @dataclass(slots=True)
 class LoadResult:
     file: NoteFile
-    status: str  # parsed | same | skipped | vanished
+    status: LoadStatus
     hash: str = ""
     size: int = 0
     mtime_ns: int = 0

@@ -47,6 +47,8 @@ class IngestStats:
     warnings: int = 0
     seconds: float = 0.0
     links_seconds: float = 0.0  # of which resolving links
+    embedded: int = 0  # notes embedded for search by meaning, after the words (kb/meaning)
+    embed_seconds: float = 0.0
     changes: list[tuple[str, str]] = field(default_factory=list)  # (action, path)
     problems: list[tuple[str, Problem]] = field(default_factory=list)
 
@@ -59,6 +61,7 @@ class IngestStats:
         del data["changes"], data["problems"]
         data["seconds"] = round(self.seconds, 3)
         data["links_seconds"] = round(self.links_seconds, 3)
+        data["embed_seconds"] = round(self.embed_seconds, 3)
         return data
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import heapq
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +62,9 @@ METADATA_MIN_CEILING = 50
 
 
 _METADATA = frozenset({"series", "tags"})
+
+
+_CHINESE_WORD = re.compile("[\u3400-\u9fff]+")
 
 
 _DIRECTIONS = {"both": "links both ways", "out": "links to it", "in": "links here"}
@@ -126,11 +130,22 @@ def related(
     for co in store.links.co_linked(note_id):
         add(co.note_id, "co-linked", 0.3 / math.log(2 + co.shared_degree), "1")
     document = store.notes.search_documents([note_id])
+    from kb.query.stopwords import is_general_word
+
+    def is_distinctive(word: str) -> bool:
+        return not (_CHINESE_WORD.fullmatch(word) and is_general_word(word))
+
     if document:
         similar = engine.more_like_this(note_id, document[0][1])
         titles = store.notes.titles([note_id, *(other for other, _, _ in similar)])
         mine = _title_words(titles.get(note_id, ""))
-        for other, share, words in similar:
+        for other, share, shared_words in similar:
+            # No evidence rests on a general word (作为, 时间) or on a word nearly every
+            # note holds: the words a reader is shown are the distinctive ones, and a
+            # note that shares only general words shares no subject.
+            words = [w for w in shared_words if is_distinctive(w)]
+            if not words:
+                continue
             add(other, "terms", TERMS_WEIGHT * share, ", ".join(words[:3]))
             in_titles = mine & set(words)
             if in_titles:  # only then is the other title worth cutting into words

@@ -7,11 +7,13 @@ Pure over the store: the facade opens the reader and calls these; the CLI prints
 from __future__ import annotations
 
 import string
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from kb.errors import UsageError
+from kb.notes.facts import NoteFacts, read_facts
 from kb.text import clean_line
 
 if TYPE_CHECKING:
@@ -293,19 +295,13 @@ def kb_stats(store: Store, store_path: Path, index_dir: Path, engine: str) -> Kb
     )
 
 
-class NoteDetails(NamedTuple):
-    """A note as ``kb show`` gives it."""
+@dataclass(frozen=True, slots=True)
+class NoteDetails(NoteFacts):
+    """A note as ``kb show`` gives it: its facts as stored (not yet cleaned for a screen),
+    its categories and aliases, its plain text and its file's Markdown."""
 
-    id: int
-    path: str
-    file: Path
-    title: str
-    date: str | None
-    tags: list[str]
-    series: list[str]
     categories: list[str]
     aliases: list[str]
-    headings: list[tuple[int, str, str]]  # (level, text, anchor)
     text: str  # the stored plain text
     markdown: str  # the file as it is on disk (the stored text if the file is gone)
 
@@ -339,17 +335,11 @@ def note_details(store: Store, note_id: int, file: Path) -> NoteDetails:
         markdown = decode_note(file.read_bytes()).text
     except (OSError, BinaryFile):
         markdown = row.text
+    facts = read_facts(store, row, file, clean=False)
     return NoteDetails(
-        id=note_id,
-        path=row.path,
-        file=file,
-        title=row.title,
-        date=row.date,
-        tags=store.terms.of_note("tags", note_id),
-        series=store.terms.of_note("series", note_id),
+        **{name: getattr(facts, name) for name in NoteFacts.__slots__},
         categories=store.terms.of_note("categories", note_id),
         aliases=[a.alias for a in store.notes.aliases(note_id) if a.kind == "name"],
-        headings=[(h.level, h.text, h.slug) for h in store.notes.headings(note_id)],
         text=row.text,
         markdown=markdown,
     )

@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 FUZZY_MATCH = 86  # rapidfuzz WRatio score from which a name counts as meant
 FUZZY_CLOSE = 55  # ... and from which a note is offered as close when nothing matched
 _LISTED = 10  # notes named in one message
+CLOSE_WORD = 75  # rapidfuzz ratio from which a typed word is a name's word mistyped
 _LATIN = re.compile(r"[0-9a-z]+")
+_HAN_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 
 
 @dataclass(slots=True)
@@ -116,7 +118,7 @@ def _by_every_name(names: list[NoteName], ref: str, prefixed: bool) -> int:
     if by_pinyin:
         return _one(by_pinyin, ref, prefixed)
     close = sorted(
-        (n for n in names if scores.get(n.id, 0) >= FUZZY_CLOSE),
+        (n for n in names if scores.get(n.id, 0) >= FUZZY_CLOSE and shares_a_word(ref, n)),
         key=lambda n: (-scores[n.id], n.rel),
     )[:3]
     hint = (
@@ -149,6 +151,31 @@ def fuzzy_scores(names: Iterable[NoteName], ref: str) -> dict[int, float]:
         note_id = owners[index]
         best[note_id] = max(best.get(note_id, 0.0), score)
     return best
+
+
+def shares_a_word(ref: str, note: NoteName) -> bool:
+    """Whether a note may be offered as close to ``ref``: a word of what was typed is in
+    one of its names (``dis`` in ``redis``), or is that name's word mistyped (``redsi``,
+    ``lectrue``: rapidfuzz's ratio of the two words at least ``CLOSE_WORD``); two Chinese
+    characters in a row that a name holds (``显存估`` and ``显存怎么算``). WRatio alone
+    scores ``redsi`` against ``reading-list`` and ``abc`` against ``CS336 Lecture 2`` as
+    close: letters in common, scattered, are not something shared."""
+    from rapidfuzz.fuzz import ratio
+
+    typed = fold(ref)
+    names = [fold(name) for name in (note.title, note.stem, *note.aliases)]
+    tokens = {token for name in names for token in _LATIN.findall(name)}
+    for word in _LATIN.findall(typed):
+        if len(word) < 2:
+            continue
+        for token in tokens:
+            if (len(word) >= 3 and word in token) or ratio(word, token) >= CLOSE_WORD:
+                return True
+    for run in _HAN_RUN.findall(typed):
+        pairs = [run[i : i + 2] for i in range(len(run) - 1)] or [run]
+        if any(pair in name for pair in pairs for name in names):
+            return True
+    return False
 
 
 def pinyin_matches(names: Iterable[NoteName], ref: str) -> list[NoteName]:

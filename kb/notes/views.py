@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from kb.notes.browse import display_markdown, external_url
 from kb.errors import KbError
+from kb.notes.facts import NoteFacts, read_facts
 from kb.text import clean_line
 
 if TYPE_CHECKING:
@@ -54,17 +55,12 @@ class PageLink:
     url: str | None  # an external URL (never opened by kb, only shown and copied)
 
 
-@dataclass(slots=True)
-class NotePage:
-    id: int
-    path: str
-    file: Path
-    title: str
-    date: str | None
-    tags: list[str]
-    series: list[str]
+@dataclass(frozen=True, slots=True)
+class NotePage(NoteFacts):
+    """A note as the app's reader shows it: its facts cleaned for a screen, its body
+    prepared for display and its links."""
+
     markdown: str  # the body, prepared for display (see display_markdown)
-    headings: list[tuple[int, str, str]]  # (level, text, slug)
     links: list[PageLink] = field(default_factory=list)
 
 
@@ -139,16 +135,10 @@ def note_page(store: Store, note_id: int, file_of: FileOf) -> NotePage:
         for link in store.links.outgoing(note_id)
         if link.kind not in ("anchor", "image")
     ]
+    facts = read_facts(store, row, file, clean=True)
     return NotePage(
-        id=note_id,
-        path=row.path,
-        file=file,
-        title=clean_line(row.title),
-        date=row.date,
-        tags=[clean_line(t) for t in store.terms.of_note("tags", note_id)],
-        series=[clean_line(s) for s in store.terms.of_note("series", note_id)],
+        **{name: getattr(facts, name) for name in NoteFacts.__slots__},
         markdown=display_markdown(body),
-        headings=[(h.level, clean_line(h.text), h.slug) for h in store.notes.headings(note_id)],
         links=links,
     )
 

@@ -18,7 +18,7 @@ from markdown_it.rules_inline import image as commonmark_image
 from markdown_it.rules_inline import link as commonmark_link
 from markdown_it.token import Token
 
-from kb.models import Heading, Link
+from kb.models import Heading, Link, LinkKind
 from kb.parse.limits import MAX_NESTING
 from kb.text import slugify
 
@@ -313,7 +313,7 @@ class _Walker:
                 line += 1
             elif kind == "link_open":
                 in_link += 1
-                link_kind = "reference" if child.meta.get("reference") else "markdown"
+                link_kind: LinkKind = "reference" if child.meta.get("reference") else "markdown"
                 href = str(child.attrs.get("href", ""))
                 self.add_href(href, link_kind, line, _link_text(children, index))
             elif kind == "link_close":
@@ -338,11 +338,11 @@ class _Walker:
                     self.add_tag(child.content)
         return "".join(out).strip()
 
-    def add_href(self, href: str, kind: str, line: int, text: str) -> None:
+    def add_href(self, href: str, kind: LinkKind, line: int, text: str) -> None:
         self.used_hrefs.add(href)
         self.add_link(href, kind, line, text)
 
-    def add_link(self, href: str, kind: str, line: int, text: str = "") -> None:
+    def add_link(self, href: str, kind: LinkKind, line: int, text: str = "") -> None:
         href = href.strip()
         if kind != "image" and (_SCHEME.match(href) or href.startswith("//")):
             self.parts.links.append(Link(href, "url", line, "", text))
@@ -357,7 +357,7 @@ class _Walker:
         target, _, label = inner.partition("|")
         name, _, anchor = target.partition("#")
         name, anchor, label = name.strip(), anchor.strip(), label.strip()
-        kind = "embed" if token.meta.get("embed") else "wikilink"
+        kind: LinkKind = "embed" if token.meta.get("embed") else "wikilink"
         if not name and anchor:
             kind = "anchor"
         self.parts.links.append(Link(name, kind, line, anchor, label))

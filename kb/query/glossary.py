@@ -98,7 +98,7 @@ def shipped_groups() -> tuple[Group, ...]:
     data = pkgutil.get_data("kb", "data/glossary.tsv")
     if data is None:  # a loader that cannot read files: search without the glossary
         return ()
-    # The file is stored normalised and well formed (tests/test_glossary.py checks it
+    # The file is stored normalised and well formed (tests/unit/test_glossary.py checks it
     # against parse_glossary), so splitting is all it needs: a third of parsing's time.
     lines = data.decode("utf-8").splitlines()
     return tuple(tuple(line.split("\t")) for line in lines if line and line[0] != "#")

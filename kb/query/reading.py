@@ -104,6 +104,27 @@ class _Rationed:
         return found
 
 
+class _HeldTerms:
+    """The glossary's terms that some note holds, itself or by a partner: a Chinese run
+    is kept whole as such a term (缓存命中率 → cache hit rate) before it is split, and
+    split into the notes' words when no note holds the term in any language."""
+
+    def __init__(self, glossary: Partnering, count: Callable[[Text], int]) -> None:
+        self.glossary = glossary
+        self.count = count
+        self.held: dict[str, tuple[str, ...]] = {}
+
+    def partners(self, term: str) -> tuple[str, ...]:
+        if term not in self.held:
+            from kb.query.plan import word_plan
+
+            found = self.glossary.partners(term)
+            whole = word_plan(term)
+            plans = [p for p in (whole, *_partners(term, self.glossary)) if p is not None]
+            self.held[term] = found if found and self.count(_any(*plans)) else ()
+        return self.held[term]
+
+
 class WordReading(Value):
     """One content word of the query and what it matches, tier by tier."""
 
@@ -113,6 +134,10 @@ class WordReading(Value):
     partners: tuple[Text, ...] = ()  # glossary partners, close spellings: ranked below
     shown_as: str = ""  # what the results show for the word ("elasticsearch" for a typo)
     instead: bool = False  # the word itself matches nothing: results are for shown_as
+    # A piece of a Chinese run that is no word the notes or the glossary know (a lone
+    # character, 率 of 命中率, or what is left, 率低): searched, but never a matched or a
+    # missing word on its own, and a note holding only it is no partial match.
+    fragment: bool = False
 
     def alternatives(self) -> tuple[Text, ...]:
         return (self.exact, *self.variants, *self.partners)
@@ -157,26 +182,62 @@ def read_query(
     answers it, capped); ``exact`` turns off typos, prefixes, stems and the glossary."""
     lexicon = _Remembering(lexicon)  # words are split twice below: ask the store once
     intact: list[Text] = []
-    source = _join_glossary_phrases(query.root, glossary) if glossary and not exact else query.root
+    fragments: set[str] = set()
+    terms = None
+    source = query.root
+    if glossary is not None and not exact:
+        terms = _HeldTerms(glossary, count)
+        source = _join_glossary_phrases(query.root, glossary)
     # Function words are dropped when the query has another word; else they are searched.
-    pieces = [p for w in _content_words(source) for p in split_word(w.text, lexicon, False)]
+    pieces = [p for w in _content_words(source) for p in split_word(w.text, lexicon, False, terms)]
     drop = any(normalise(p) not in STOP_WORDS for p in pieces)
-    root = _split_words(source, lexicon, intact, drop)
+    root = _split_words(source, lexicon, intact, drop, terms, fragments)
     if root is None:  # nothing searchable was left
         root = query.root
+    words_root = root
+    root = _without_fragments(root, fragments)
     read = Query(root, query.text, query.explicit)
     rationed = _Rationed(glossary, MAX_TERMS) if glossary is not None else None
     words = tuple(
-        _word_reading(word, lexicon, count, rationed, exact)
-        if word.prefix is False or _is_latin(word.text)
-        else _prefix_reading(word)
-        for word in _content_words(root)
+        _marked(
+            _word_reading(word, lexicon, count, rationed, exact)
+            if word.prefix is False or _is_latin(word.text)
+            else _prefix_reading(word),
+            word.text in fragments,
+        )
+        for word in _content_words(words_root)
     )
+    # A glossary term kept whole that also matches as its words apart: the notes holding
+    # it intact come first, as for a run that was split.
+    from kb.query.plan import AllOf, Bigrams
+
+    for reading in words:
+        apart = any(isinstance(v, AllOf) for v in reading.variants)
+        if apart and isinstance(reading.exact, Bigrams) and reading.exact not in intact:
+            intact.append(reading.exact)
     relaxable = not query.explicit and _plain_words_only(root)
     pieces = query.dictionary_pieces(MAX_BOOSTS)
     known = lexicon.known(pieces)
     boosts = tuple(p for p in pieces if p in known)
     return Reading(read, words, tuple(intact), relaxable, boosts)
+
+
+def _without_fragments(root: Node, fragments: set[str]) -> Node:
+    """The query's words with the fragments of its Chinese runs left out: a note need
+    not hold 率 to hold 缓存击穿率's meaning (the run whole still ranks first)."""
+    if not fragments or not isinstance(root, And):
+        return root
+    kept = [c for c in root.children if not (isinstance(c, Word) and c.text in fragments)]
+    if not any(isinstance(c, Word) for c in kept):
+        return root  # nothing but fragments: they are what was typed
+    return kept[0] if len(kept) == 1 else And(tuple(kept))
+
+
+def _marked(reading: WordReading, fragment: bool) -> WordReading:
+    if not fragment:
+        return reading
+    fields = {name: getattr(reading, name) for name in WordReading._fields}
+    return WordReading(**{**fields, "fragment": True})
 
 
 # -- splitting words ------------------------------------------------------------------
@@ -206,13 +267,21 @@ def _join_glossary_phrases(node: Node, glossary: Glossary) -> Node:
     return joined[0] if len(joined) == 1 else And(tuple(joined))
 
 
-def _split_words(node: Node, lexicon: Lexicon, intact: list[Text], drop: bool) -> Node | None:
+def _split_words(
+    node: Node,
+    lexicon: Lexicon,
+    intact: list[Text],
+    drop: bool,
+    terms: Partnering | None = None,
+    fragments: set[str] | None = None,
+) -> Node | None:
     """The tree with every plain word split into its words, function words dropped if
-    ``drop``; None when nothing is left."""
+    ``drop``; None when nothing is left. Pieces of a split Chinese run that no one knows
+    as a word (see ``chinese_fragments``) are added to ``fragments``."""
     if isinstance(node, Word):
         if node.prefix or " " in node.text:  # a glossary phrase stays whole
             return node
-        pieces = split_word(node.text, lexicon, drop)
+        pieces = split_word(node.text, lexicon, drop, terms)
         if len(pieces) > 1 or (pieces and pieces[0] != node.text):
             from kb.query.plan import phrase_plan
 
@@ -221,6 +290,8 @@ def _split_words(node: Node, lexicon: Lexicon, intact: list[Text], drop: bool) -
                     whole = phrase_plan(run.text)
                     if whole is not None:
                         intact.append(whole)
+                    if fragments is not None:
+                        fragments.update(chinese_fragments(run.text, lexicon, terms))
         words = [Word(p) for p in pieces]
         if not words:
             return None
@@ -228,7 +299,7 @@ def _split_words(node: Node, lexicon: Lexicon, intact: list[Text], drop: bool) -
     if isinstance(node, Not):
         return node  # what is excluded stays as written
     if isinstance(node, And | Or):
-        split = (_split_words(c, lexicon, intact, drop) for c in node.children)
+        split = (_split_words(c, lexicon, intact, drop, terms, fragments) for c in node.children)
         children = [c for c in split if c is not None]
         if not children:
             return None
@@ -241,9 +312,12 @@ def _split_words(node: Node, lexicon: Lexicon, intact: list[Text], drop: bool) -
     return node
 
 
-def split_word(text: str, lexicon: Lexicon, drop: bool = True) -> list[str]:
+def split_word(
+    text: str, lexicon: Lexicon, drop: bool = True, terms: Partnering | None = None
+) -> list[str]:
     """The words of one typed word: script runs apart unless a symbol joins them into a
-    name, Chinese runs split into dictionary words, function words dropped if ``drop``."""
+    name, Chinese runs split into dictionary words (the notes' words and the glossary's
+    ``terms``), function words dropped if ``drop``."""
     runs = list(segments(text))
     if not runs:
         return []
@@ -262,7 +336,7 @@ def split_word(text: str, lexicon: Lexicon, drop: bool = True) -> list[str]:
             continue
         run = runs[group[0]]
         if run.kind == "cjk" and len(run.text) > 2:
-            pieces.extend(split_chinese(run.text, lexicon))
+            pieces.extend(split_chinese(run.text, lexicon, terms))
         elif run.kind == "latin" and run.start == 0 and run.end == len(text):
             pieces.append(text)  # keep the word as typed: Thread.sleep(), C++
         else:
@@ -270,14 +344,14 @@ def split_word(text: str, lexicon: Lexicon, drop: bool = True) -> list[str]:
     return [p for p in pieces if normalise(p) not in STOP_WORDS] if drop else pieces
 
 
-def split_chinese(run: str, lexicon: Lexicon) -> list[str]:
-    """A Chinese run as the fewest words the notes (or the stop list) know; characters in
-    no known word stay together as one unknown word."""
+def split_chinese(run: str, lexicon: Lexicon, terms: Partnering | None = None) -> list[str]:
+    """A Chinese run as the fewest words the notes, the glossary's ``terms`` (or the stop
+    list) know, so a run no note holds keeps its meaning when the glossary has it
+    (命中率 → hit rate, never 命中 + 率); characters in no known word stay together as
+    one unknown word, a one-character function word between them included (命中率 with
+    none of its words known is one word, not 命, 中, 率)."""
     size = len(run)
-    candidates = {
-        run[i:j] for i in range(size) for j in range(i + 2, min(size, i + MAX_CHINESE_WORD) + 1)
-    }
-    known = lexicon.known(candidates) | (candidates & STOP_WORDS)
+    known = _known_pieces(run, lexicon, terms)
     # best[i]: (pieces, unknown characters) of the best split of run[:i]
     best: list[tuple[int, int, int]] = [(0, 0, 0)] + [(size + 1, size + 1, 0)] * size
     for end in range(1, size + 1):
@@ -297,14 +371,45 @@ def split_chinese(run: str, lexicon: Lexicon) -> list[str]:
         cuts.append(run[start:end])
         end = start
     cuts.reverse()
+
+    def lone(index: int) -> bool:  # a character in no word anyone knows
+        return 0 <= index < len(cuts) and len(cuts[index]) == 1 and cuts[index] not in known
+
+    # A one-character function word between two unknown characters is part of their word.
+    loose = {i for i, piece in enumerate(cuts) if lone(i) or (lone(i - 1) and lone(i + 1))} - {
+        i for i, piece in enumerate(cuts) if len(piece) > 1
+    }
     merged: list[str] = []  # adjacent unknown characters: one word the notes may not use
-    for piece in cuts:
-        unknown = len(piece) == 1 and piece not in STOP_WORDS
-        if unknown and merged and merged[-1] not in known and merged[-1] not in STOP_WORDS:
+    for index, piece in enumerate(cuts):
+        if index in loose and merged and index - 1 in loose:
             merged[-1] += piece
             continue
         merged.append(piece)
     return merged
+
+
+def _known_pieces(run: str, lexicon: Lexicon, terms: Partnering | None) -> set[str]:
+    """The pieces of a run (2 to MAX_CHINESE_WORD characters) that are words: in the
+    notes' vocabulary, a glossary term, or a function word."""
+    size = len(run)
+    candidates = {
+        run[i:j] for i in range(size) for j in range(i + 2, min(size, i + MAX_CHINESE_WORD) + 1)
+    }
+    known = lexicon.known(candidates) | (candidates & STOP_WORDS)
+    if terms is not None:
+        known |= {c for c in candidates - known if terms.partners(c)}
+    return known | {ch for ch in run if ch in STOP_WORDS}
+
+
+def chinese_fragments(run: str, lexicon: Lexicon, terms: Partnering | None = None) -> set[str]:
+    """The pieces of a split run that are no word: a lone character that is not a function
+    word, or unknown characters left together (率低 of 缓存命中率低). Empty when the run
+    is one piece: the word as typed is never a fragment of itself."""
+    pieces = split_chinese(run, lexicon, terms)
+    if len(pieces) < 2:
+        return set()
+    known = _known_pieces(run, lexicon, terms)
+    return {p for p in pieces if p not in known}
 
 
 def _content_words(node: Node) -> list[Word]:
@@ -381,6 +486,16 @@ def _word_reading(
     else:
         exact_plan = word_plan(run.text) or Term(run.text)
     partners = _partners(folded, glossary) if not exact else ()
+    if run.kind == "cjk" and partners and not exact:
+        # A glossary term kept whole (命中率) also matches, below itself, the words the
+        # notes would have split it into, apart (缓存 … 命中率 for 缓存命中率).
+        return WordReading(
+            word,
+            exact_plan,
+            variants=_split_variant(run.text, lexicon),
+            partners=partners,
+            shown_as=word.text,
+        )
     if exact or run.kind != "latin" or not any(ch.isalpha() for ch in folded):
         return WordReading(word, exact_plan, partners=partners, shown_as=word.text)
     variants: list[Text] = []
@@ -422,6 +537,21 @@ def _word_reading(
         shown_as=shown_as,
         instead=instead,
     )
+
+
+def _split_variant(run: str, lexicon: Lexicon) -> tuple[Text, ...]:
+    """A Chinese run no note holds as a word, as the words the notes use, all of them
+    anywhere in the note; () when it is a word or does not split into known words."""
+    from kb.query.plan import word_plan
+
+    if len(run) < 3 or lexicon.known([run]):
+        return ()
+    pieces = split_chinese(run, lexicon)
+    known = lexicon.known(pieces)
+    if len(pieces) < 2 or any(p not in known for p in pieces):
+        return ()
+    plans = [word_plan(p) for p in pieces]
+    return (_all(*(p for p in plans if p is not None)),)
 
 
 def _all(*texts: Text) -> Text:
@@ -537,6 +667,8 @@ def describe(text: Text) -> str:
         return text.tokens[0] + "".join(t[1:] for t in text.tokens[1:])
     if isinstance(text, plan.Sequence):
         return " ".join(text.tokens)
-    if isinstance(text, plan.AnyOf | plan.AllOf):
+    if isinstance(text, plan.AllOf):  # every one of them: 消息 队列, the words apart
+        return " ".join(describe(child) for child in text.children)
+    if isinstance(text, plan.AnyOf):
         return describe(text.children[0])
     return describe(text.child)

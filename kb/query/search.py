@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from kb.engines.contract import EngineHit, SearchEngine
-from kb.query.plan import QueryPlan, plan_query
+from kb.query.plan import AllOf, AnyOf, QueryPlan, Text, plan_query
 from kb.query.reading import FEW_MATCHES, Reading, close_spellings, describe, read_query
 from kb.query.snippets import (
     highlight_spans,
@@ -22,6 +22,7 @@ from kb.store import Store
 from kb.text import clean_line, json_text
 
 if TYPE_CHECKING:
+    from kb.meaning.hybrid import Found, Meaning
     from kb.query.glossary import Glossary
 
 DEFAULT_LIMIT = 20
@@ -41,6 +42,7 @@ class SearchHit(NamedTuple):
     score: float
     matched: list[str]  # the query's words this note holds (as typed, or as corrected)
     missing: list[str]  # the words it lacks: only when too few notes hold them all
+    near: str = ""  # found by meaning: the passage nearest the query (kb/meaning)
 
     def as_json(self) -> dict[str, object]:
         data = self._asdict()
@@ -73,6 +75,7 @@ HUB_LINKS = 8
 HUB_WORDS_PER_LINK = 30
 RARITY_CAP = 2000  # notes counted for a word's rarity; past this a word is simply common
 TYPED_BONUS = 0.5  # a note holding every word as typed scores half as much again
+NEAR_BONUS = 0.5  # and one holding every neighbouring pair of words near, as much again
 
 
 def run_search(
@@ -83,6 +86,7 @@ def run_search(
     prefix_last: bool = False,
     exact: bool = False,
     glossary: Glossary | None = None,
+    meaning: Meaning | None = None,
 ) -> SearchResults:
     """Search ``text`` (kb's query language). Raises QuerySyntaxError on bad syntax.
 
@@ -111,6 +115,13 @@ def run_search(
         loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
     order = _order(store, engine, reading, planned, strict, loose, facts)
+    found: dict[int, Found] = {}
+    if meaning is not None and not exact:
+        from kb.meaning.hybrid import blend  # cheap; numpy only if the words are weak
+
+        order, found, behind = blend(meaning, store, text, reading, order, len(strict), limit)
+        if behind:
+            results.notices.append(f"meaning is not yet available for {behind} notes")
     patterns = reading_patterns(reading)
     for note_id, score, held, missing in order[:limit]:
         row = store.notes.by_id(note_id)
@@ -118,6 +129,9 @@ def run_search(
             continue
         title = clean_line(row.title)
         snippet, spans = make_snippet(row.text or row.summary or "", patterns, code=row.code)
+        near = found.get(note_id)
+        if near is not None:
+            snippet, spans = clean_line(near.passage), []
         matched = held
         if any(_OTHER_FORM in label for label in held):
             whole_text = "\n".join((row.title, row.text, row.code))
@@ -137,6 +151,7 @@ def run_search(
                 score=score,
                 matched=matched,
                 missing=missing,
+                near=near.passage if near is not None else "",
             )
         )
     results.relaxed = any(hit.missing for hit in results.hits)
@@ -151,6 +166,10 @@ def _relaxed(reading: Reading) -> Reading:
     children = root.children if isinstance(root, And) else (root,)
     words = tuple(c for c in children if isinstance(c, Word))
     rest = tuple(c for c in children if not isinstance(c, Word))
+    # A note holding only a fragment of a Chinese run (率 of 命中率) holds none of the
+    # query's meaning: it is no partial match.
+    fragments = {r.word for r in reading.words if r.fragment}
+    words = tuple(w for w in words if w not in fragments) or words
     loosened = And((Or(words), *rest)) if rest else Or(words)
     return Reading(
         Query(loosened, reading.query.text, reading.query.explicit),
@@ -199,11 +218,14 @@ def _order(
         as_typed.append(engine.holders(exact, [i for i in ids if i in held]) if several else held)
     intact = [engine.holders(text, ids) for text in reading.intact]
     # A title holding every word: the note is about the query, not just mentioning it.
-    title_patterns = [word_patterns(w) for w in reading.words]
     titled_all = {
         note_id
         for note_id in ids
-        if all(any(p.search(facts[note_id][0]) for p in ps) for ps in title_patterns)
+        if all(
+            any(_holds(a, facts[note_id][0]) for a in w.alternatives())
+            for w in reading.words
+            if not w.fragment
+        )
     }
     links = store.links.note_link_counts(ids)
     # How rare each word is, for ordering notes that hold only some of the words: a note
@@ -214,6 +236,13 @@ def _order(
         for index, text in enumerate(word_texts):
             holders = engine.count(text, RARITY_CAP)
             rarity[index] = math.log(1 + total / max(holders, 1))
+    # Each content word (or its partner) counts once; a fragment of a Chinese run counts
+    # for nothing on its own, so a note holding one common piece never leads.
+    meaning = [
+        0.0 if r.fragment else weight for r, weight in zip(reading.words, rarity, strict=True)
+    ]
+    near = _nearness(store, reading, ids)
+    pairs = max(sum(not r.fragment for r in reading.words) - 1, 0) if near else 0
 
     def is_hub(note_id: int) -> bool:
         count = links.get(note_id, 0)
@@ -222,13 +251,18 @@ def _order(
     def key(item: tuple[int, EngineHit]) -> tuple[object, ...]:
         position, hit = item
         note_id = hit.note_id
-        held = sum(rarity[i] for i, h in enumerate(holding) if note_id in h)
+        held = sum(meaning[i] for i, h in enumerate(holding) if note_id in h)
         whole = sum(note_id in t for t in intact)
         titled = facts[note_id][0].lower() == planned.title_key
         # Words held as typed (not only by a variant or a partner) weigh more, softly: a
         # note about the query in the partner's language can still rank above a mention.
         typed = sum(note_id in t for t in as_typed) / len(reading.words)
         score = hit.score * (1 + TYPED_BONUS * typed)
+        # Neighbouring words near each other (a phrase, a window of a few tokens) weigh
+        # more, as softly: the engine's score still tells a note about the words from one
+        # that only says them side by side (`CUDA kernel` in a lecture on writing them).
+        if pairs:
+            score *= 1 + NEAR_BONUS * (pairs - near.get(note_id, pairs)) / pairs
         return (
             note_id not in strict_ids,
             -held,
@@ -246,16 +280,45 @@ def _order(
         matched = [
             label if note_id in as_typed[index] else f"{label} ({_OTHER_FORM})"
             for index, (label, h) in enumerate(zip(labels, holding, strict=True))
-            if note_id in h
+            if note_id in h and not reading.words[index].fragment
         ]
-        # A note the query matched as written lacks nothing (`a OR b` needs one of them).
+        # A note the query matched as written lacks nothing (`a OR b` needs one of them);
+        # a fragment is never named as missing ("without 率低").
         missing = [
             label
-            for label, h in zip(labels, holding, strict=True)
-            if note_id not in h and note_id not in strict_ids
+            for index, (label, h) in enumerate(zip(labels, holding, strict=True))
+            if note_id not in h and note_id not in strict_ids and not reading.words[index].fragment
         ]
         result.append((note_id, hit.score, matched, missing))
     return result
+
+
+def _holds(text: Text, title: str) -> bool:
+    """Whether ``title`` holds a plan node: every word of an ``AllOf`` (a glossary term's
+    words apart), any of an ``AnyOf``."""
+    if isinstance(text, AllOf):
+        return all(_holds(child, title) for child in text.children)
+    if isinstance(text, AnyOf):
+        return any(_holds(child, title) for child in text.children)
+    return any(p.search(title) for p in plan_patterns(text))
+
+
+def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:
+    """For each note, how many pairs of the query's neighbouring words it holds only far
+    apart, in its title and its text (``kb.query.proximity``): 0 is every pair near."""
+    forms = [word_patterns(r) for r in reading.words if not r.fragment]
+    if len(forms) < 2:
+        return {}
+    from kb.query.proximity import one_pattern, pairs_apart  # for queries of several words
+
+    words = [one_pattern(patterns) for patterns in forms]
+
+    found: dict[int, int] = {}
+    for note_id in ids:
+        row = store.notes.by_id(note_id)
+        if row is not None:
+            found[note_id] = pairs_apart((row.title, row.text or row.summary or ""), words)
+    return found
 
 
 _OTHER_FORM = "\x00"  # marks a word held only by another form, named once the text is read

@@ -56,6 +56,7 @@ from kb.store.rows import (
 )
 from kb.store.schema import SCHEMA_VERSION, TERM_KINDS
 from kb.store.terms import TermDao, filter_clause
+from kb.store.vectors import PassageRow, PendingNote, StoredPassage, VectorDao
 from kb.store.vocabulary import VocabularyDao
 
 __all__ = [
@@ -76,11 +77,14 @@ __all__ = [
     "NoteRow",
     "NoteText",
     "OutgoingLinkRow",
+    "PassageRow",
+    "PendingNote",
     "ProblemRow",
     "RecentRow",
     "SharedTerm",
     "StatStamp",
     "Store",
+    "StoredPassage",
     "check_location",
     "filter_clause",
     "key_hash",
@@ -105,6 +109,7 @@ class Store:
         self.names = NameKeyDao(conn)
         self.notes = NoteDao(conn, self.terms, self.problems)
         self.vocabulary = VocabularyDao(conn)
+        self.vectors = VectorDao(conn)
 
     @classmethod
     def open(cls, path: Path, create: bool = True, check: bool = True) -> Store:
@@ -161,6 +166,7 @@ class Store:
             "SELECT id, path, ? FROM notes",
             (generation,),
         )
+        self.vectors.clear()
         for table in (
             "note_texts",
             "link_lookups",

@@ -158,6 +158,19 @@ class MetaDao:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
+    def get_many(self, *keys: str) -> list[str | None]:
+        """The values of ``keys`` read in one statement (one snapshot), None where unset."""
+        found = dict(
+            self.conn.execute(
+                f"SELECT key, value FROM meta WHERE key IN ({', '.join('?' for _ in keys)})",
+                keys,
+            ).fetchall()
+        )
+        return [found.get(key) for key in keys]
+
+    def delete(self, *keys: str) -> None:
+        self.conn.execute(f"DELETE FROM meta WHERE key IN ({', '.join('?' for _ in keys)})", keys)
+
     def set(self, key: str, value: str) -> None:
         self.conn.execute(
             "INSERT INTO meta(key, value) VALUES (?, ?) "

@@ -9,7 +9,7 @@ from pathlib import Path
 from kb.errors import StoreError
 from kb.store.connection import transaction
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 TERM_KINDS = ("tags", "series", "categories")
 
 # tags, series and categories: one table of names each, and a link table in which each note
@@ -26,6 +26,24 @@ CREATE INDEX note_{kind}_term ON note_{kind}({kind}_id);
 """
     for kind in TERM_KINDS
 )
+
+# Search by meaning (kb/meaning): filled after the lexical index is written, by note hash.
+_VECTOR_TABLES = """
+CREATE TABLE passages (                -- a vector per passage of a note
+    note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+    position INTEGER NOT NULL,
+    start INTEGER NOT NULL,             -- where it stands in the note's plain text
+    end INTEGER NOT NULL,
+    heading TEXT NOT NULL,              -- the heading path it sits under
+    vector BLOB NOT NULL,               -- int8 components, then a float32 scale
+    PRIMARY KEY (note_id, position)
+) WITHOUT ROWID;
+CREATE TABLE embedded (                -- which version of each note its passages are from
+    note_id INTEGER PRIMARY KEY REFERENCES notes(id) ON DELETE CASCADE,
+    hash TEXT NOT NULL,                 -- the note's content hash when it was embedded
+    failed INTEGER NOT NULL DEFAULT 0   -- the embedder failed on it: words only
+);
+"""
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -120,14 +138,15 @@ CREATE TABLE problems (
     line INTEGER
 );
 CREATE INDEX problems_path ON problems(path);
-CREATE TABLE skipped_files (           -- files that are not notes, so unchanged ones cost a stat
+{vector_tables}-- files that are not notes, so unchanged ones cost a stat
+CREATE TABLE skipped_files (
     path TEXT PRIMARY KEY,
     size INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL
 );
 INSERT INTO meta(key, value) VALUES ('generation', '0');
 INSERT INTO meta(key, value) VALUES ('store_id', lower(hex(randomblob(8))));
-""".replace("{term_tables}", _TERM_TABLES)
+""".replace("{term_tables}", _TERM_TABLES).replace("{vector_tables}", _VECTOR_TABLES)
 TABLES = tuple(re.findall(r"^CREATE TABLE (\w+)", _SCHEMA, re.MULTILINE))
 # Schema numbers from SCHEMA_VERSION up to here may be a newer kb's; any other number
 # (negative, huge: a damaged header) no kb writes.
@@ -146,6 +165,7 @@ MIGRATIONS: dict[int, str] = {
         "DROP INDEX notes_date;"
         "CREATE INDEX notes_date ON notes(date DESC, path)"
     ),
+    6: _VECTOR_TABLES.replace("CREATE TABLE ", "CREATE TABLE IF NOT EXISTS "),
 }
 
 

@@ -4,7 +4,6 @@ post what the user wants."""
 from __future__ import annotations
 
 from typing import NamedTuple
-from urllib.parse import unquote
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
@@ -19,7 +18,7 @@ from textual.widgets.tree import TreeNode
 from kb.links.connections import Backlink, Mention, Related
 from kb.notes.views import NoteSummary, PageLink, TagNode
 from kb.query.search import SearchHit
-from kb.text import one_line, strip_controls
+from kb.text import one_line, shown_url, strip_controls
 from kb.tui.hanging import Hanging, Prefix
 from kb.tui.images import IMAGE_LINK, image_label, image_links
 from kb.tui.messages import FilterByTag, FollowLink, OpenNote
@@ -76,12 +75,6 @@ def _left_cells(text: str, cells: int) -> str:
     while text and cell_len(text) > cells:
         text = text[:-1]
     return text
-
-
-def shown_url(url: str) -> str:
-    """An external URL as a reader reads it: percent-escapes decoded (``/wiki/二阶段提交``),
-    on one line, no control characters."""
-    return one_line(unquote(url))
 
 
 def plural(count: int, noun: str) -> str:
@@ -268,7 +261,10 @@ class LinkList(OptionList):
             rows: list[Content | PathRow]
             if link.url:
                 # Shown decoded (/wiki/二阶段提交), copied as written (ctrl+y).
-                rows = [Content(f"{label}{text}"), PathRow(Content("↗ "), shown_url(link.url))]
+                rows = [
+                    Content(f"{label}{text}"),
+                    PathRow(Content("↗ "), one_line(shown_url(link.url))),
+                ]
             elif link.note_id is not None:
                 flag = {"missing-heading": "  (no such heading)", "ambiguous": "  (ambiguous)"}.get(
                     link.status, ""

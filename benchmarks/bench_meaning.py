@@ -1,0 +1,169 @@
+"""What search by meaning costs (kb/meaning): embedding time, one edited note, a query's
+added cost, store growth; each as a ratio to the same run's words-only figure.
+
+    python benchmarks/bench_meaning.py [--notes 10000] [--seed 1] [--workdir DIR]
+                                       [--json-out FILE]
+
+The corpus is benchmarks/generate_corpus.py's (cached under --workdir). In this process:
+
+1. `kb ingest` with `KB_SEMANTIC=off` (the words only): seconds and store bytes.
+2. `kb ingest` again with meaning on: only the embedding runs (the words are up to date):
+   wall and CPU seconds, characters embedded, store growth against the notes' bytes.
+3. One note edited, `kb ingest`: the embedding seconds of that one note.
+4. Queries: each question of QUESTIONS searched with `--lexical` and with meaning, warm
+   (the model loaded, as in the app or the servers), median of --repeat passes; the added
+   milliseconds, and the nearest-passage step alone on a matrix of 10x the passages (what
+   100,000 notes would hold). The first query of a process also loads the model: reported.
+
+CPU seconds are given beside wall seconds because the machine is shared: wall time there
+says more about the neighbours than about kb.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+BENCH_DIR = Path(__file__).resolve().parent
+sys.path.insert(0, str(BENCH_DIR.parent))
+sys.path.insert(0, str(BENCH_DIR))
+
+QUESTIONS = [
+    "怎么让分布式缓存在节点宕机后仍然可用",
+    "how do I make a slow database query faster",
+    "为什么训练的时候显存会不够用",
+    "what happens when two writers update the same row",
+    "如何减少服务之间调用的延迟",
+    "which tools help to find a memory leak",
+]
+
+
+def store_bytes(kb_dir: Path) -> int:
+    return sum(p.stat().st_size for p in (kb_dir / "index").glob("kb.sqlite*"))
+
+
+def notes_bytes(kb_dir: Path) -> int:
+    return sum(p.stat().st_size for p in (kb_dir / "notes").rglob("*.md"))
+
+
+def timed(call):  # type: ignore[no-untyped-def]
+    wall, cpu = time.perf_counter(), time.process_time()
+    value = call()
+    return value, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
+    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/kb-bench-meaning"))
+    parser.add_argument("--json-out", type=Path)
+    args = parser.parse_args(argv)
+
+    import subprocess
+
+    kb_dir = args.workdir / f"gen-{args.notes}-{args.seed}"
+    if not (kb_dir / "corpus.json").exists():
+        subprocess.run(
+            [sys.executable, str(BENCH_DIR / "generate_corpus.py"), str(kb_dir), "--notes",
+             str(args.notes), "--seed", str(args.seed), "--quiet"],
+            check=True,
+        )  # fmt: skip
+    for stale in (kb_dir / "index").glob("kb.sqlite*"):
+        stale.unlink()
+
+    from kb.knowledge_base import KnowledgeBase
+
+    os.environ["KB_SEMANTIC"] = "off"
+    kb = KnowledgeBase.open(kb_dir)
+    words, words_wall, words_cpu = timed(kb.ingest)
+    lexical_bytes = store_bytes(kb_dir)
+    os.environ.pop("KB_SEMANTIC")
+    embedded, embed_wall, embed_cpu = timed(kb.ingest)
+    from kb.meaning.index import vector_index
+
+    meaning = kb.meaning()
+    assert meaning is not None, "the semantic extra is not installed"
+    embedder = meaning.embedder()
+    store = kb._store  # the benchmark reads the store's counts directly
+    passages = store.vectors.count()
+    meaning_bytes = store_bytes(kb_dir)
+
+    note = sorted((kb_dir / "notes").rglob("*.md"))[len(words.changes) // 2]
+    original = note.read_bytes()
+    try:
+        note.write_bytes(original + "\n\n补一段：缓存击穿时先加互斥锁再回源。\n".encode())
+        edited, edited_wall, _ = timed(kb.ingest)
+    finally:
+        note.write_bytes(original)
+        kb.ingest()
+
+    def median_ms(call, repeat: int) -> float:  # type: ignore[no-untyped-def]
+        times = []
+        for _ in range(repeat):
+            start = time.perf_counter()
+            call()
+            times.append((time.perf_counter() - start) * 1000)
+        return statistics.median(times)
+
+    first = time.perf_counter()
+    kb.search(QUESTIONS[0])
+    first_ms = (time.perf_counter() - first) * 1000
+    lexical_ms = [median_ms(lambda q=q: kb.search(q, lexical=True), args.repeat) for q in QUESTIONS]
+    hybrid_ms = [median_ms(lambda q=q: kb.search(q), args.repeat) for q in QUESTIONS]
+    encode_ms = median_ms(lambda: embedder.encode_query(QUESTIONS[1]), args.repeat)
+    index = vector_index(store, embedder)
+    assert index is not None
+    query = embedder.encode_query(QUESTIONS[1])
+    nearest_ms = median_ms(lambda: index.nearest(query, 30), args.repeat)
+    import numpy as np
+
+    big = np.tile(index.matrix, (10, 1))
+    big_ms = median_ms(lambda: big @ query, args.repeat)
+
+    lex = statistics.mean(lexical_ms)
+    hyb = statistics.mean(hybrid_ms)
+    size = notes_bytes(kb_dir)
+    chars = sum(len(p.read_text(encoding="utf-8")) for p in (kb_dir / "notes").rglob("*.md"))
+    result = {
+        "notes": words.added,
+        "notes_mb": round(size / 1e6, 1),
+        "characters": chars,
+        "words_ingest_s": round(words_wall, 1),
+        "words_ingest_cpu_s": round(words_cpu, 1),
+        "embed_s": round(embed_wall, 1),
+        "embed_cpu_s": round(embed_cpu, 1),
+        "embed_vs_words_cpu": round(embed_cpu / words_cpu, 2),
+        "embedded_notes": embedded.embedded,
+        "passages": passages,
+        "chars_per_cpu_s": round(chars / embed_cpu),
+        "edited_note_embed_s": round(edited.embed_seconds, 3),
+        "edited_ingest_s": round(edited_wall, 3),
+        "store_lexical_mb": round(lexical_bytes / 1e6, 1),
+        "store_meaning_mb": round(meaning_bytes / 1e6, 1),
+        "store_growth_vs_notes": round((meaning_bytes - lexical_bytes) / size, 2),
+        "first_query_ms (loads the model)": round(first_ms),
+        "lexical_query_ms": round(lex, 1),
+        "hybrid_query_ms": round(hyb, 1),
+        "hybrid_vs_lexical": round(hyb / lex, 2),
+        "encode_query_ms": round(encode_ms, 1),
+        "nearest_ms": round(nearest_ms, 1),
+        "nearest_ms_at_10x_passages": round(big_ms, 1),
+    }
+    width = max(map(len, result))
+    for key, value in result.items():
+        print(f"{key:<{width}}  {value}")
+    if args.json_out:
+        args.json_out.write_text(json.dumps(result, indent=1), encoding="utf-8")
+    kb.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,168 @@
+"""When meaning joins the ranking, and how. Importing this module is cheap: numpy and the
+model load only when a query's words are weak and the store holds vectors.
+
+Meaning joins where the words are weak: the query reads as a question or a sentence, no
+note holds every word, fewer notes hold every word than the page shows, or a word is
+held only through a glossary partner (the notes are in the other language). It never
+joins for a query whose words decide by construction: a phrase, a filter, OR/NOT, a
+prefix, an identifier, or a typo that was corrected. Then the order is the words' alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from threading import Lock
+from typing import TYPE_CHECKING
+
+from kb.meaning.embedder import Choice, Embedder, load_embedder
+
+if TYPE_CHECKING:
+    from kb.query.reading import Reading
+    from kb.store import Store
+
+Ranked = tuple[int, float, list[str], list[str]]  # (note, score, words held, words missing)
+
+NOTES = 30  # nearest notes asked for
+RRF_K = 10  # reciprocal-rank constant: ranks this far apart weigh alike
+MEANING_WEIGHT = 1.0  # meaning's weight against the words' (1.0) where the words are weak
+UNHELD_SHARE = 0.5  # meaning's weight for a non-question with a word no note holds
+MIN_SIMILARITY = 0.30  # a passage less near than this is not shown as found by meaning
+WITHIN_BEST = 0.20  # ... nor one this much less near than the nearest
+_QUESTION = re.compile(
+    r"[?？]|^(how|what|why|when|where|which|who|whom|whose|is|are|does|do|can|could|"
+    r"should|would|will)\b|什么|怎么|怎样|如何|为什么|为何|哪|吗|呢|是否|能否|多少|几",
+    re.IGNORECASE,
+)
+_IDENTIFIER = re.compile(r"[_./:#@\\]|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]")
+SENTENCE_WORDS = 5  # this many words read as a sentence
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A hit the meaning found: its nearest passage."""
+
+    similarity: float
+    heading: str
+    passage: str
+
+
+class Meaning:
+    """The embedder kb.yaml chose, loaded on first use and kept (the app, the servers)."""
+
+    _loaded: dict[str, Embedder] = {}  # noqa: RUF012 (one per process, by choice)
+    _lock = Lock()
+
+    def __init__(self, choice: Choice) -> None:
+        self.choice = choice
+
+    def embedder(self) -> Embedder:
+        with self._lock:
+            embedder = self._loaded.get(self.choice.label)
+            if embedder is None:
+                embedder = self._loaded[self.choice.label] = load_embedder(self.choice)
+        return embedder
+
+
+def is_question(text: str) -> bool:
+    words = text.split()
+    return bool(_QUESTION.search(text.strip())) or len(words) >= SENTENCE_WORDS
+
+
+def words_decide(reading: Reading, question: bool = False) -> bool:
+    """A query meaning must not touch: syntax, a corrected typo (unless the query is a
+    question: a sentence's odd word is more likely a mis-correction), an identifier."""
+    if not reading.relaxable or not reading.words:
+        return True
+    if not question and any(word.instead for word in reading.words):
+        return True
+    return any(_IDENTIFIER.search(word.word.text) for word in reading.words)
+
+
+def weak_words(
+    text: str, reading: Reading, order: Sequence[Ranked], strict: int, page: int
+) -> str | None:
+    """Why the words are weak for this query (None: they decide).
+
+    ``question``, ``unheld`` (a word no note holds as typed: only a partner, or nothing)
+    let meaning join the ranking fully; ``few`` (fewer notes hold every word than the
+    page shows, or none does though each word has holders) keeps the words' order and
+    lets meaning add what it finds after it."""
+    question = is_question(text)
+    if words_decide(reading, question):
+        return None
+    if question:
+        return "question"
+    labels = [r.shown_as or r.word.text for r in reading.words]
+    held = {label for item in order for label in item[2]}
+    if any(label not in held for label in labels):
+        return "unheld"
+    if strict < page:
+        return "few"
+    return None
+
+
+def blend(
+    meaning: Meaning,
+    store: Store,
+    text: str,
+    reading: Reading,
+    order: Sequence[Ranked],
+    strict: int,
+    page: int,
+) -> tuple[list[Ranked], dict[int, Found], int]:
+    """The ranking with meaning joined where the words are weak; the hits found by meaning
+    (with their passage); how many notes have no vectors yet."""
+    why = weak_words(text, reading, order, strict, page)
+    if why is None or not store.vectors.exist():
+        return list(order), {}, 0
+    from kb.meaning.index import vector_index  # numpy: only when meaning joins
+
+    embedder = meaning.embedder()
+    index = vector_index(store, embedder)
+    if index is None:  # vectors of another model: 'kb ingest' re-embeds
+        return list(order), {}, store.notes.count()
+    near = index.nearest(embedder.encode_query(text), NOTES)
+    if near:
+        floor = max(MIN_SIMILARITY, near[0].similarity - WITHIN_BEST)
+        near = [n for n in near if n.similarity >= floor]
+    lexical = {item[0]: rank for rank, item in enumerate(order)}
+    by_meaning = {n.note_id: rank for rank, n in enumerate(near)}
+    title_key = reading.query.text.strip().casefold()
+    pinned = set()
+    # A title that is the query: found by the words, never outranked.
+    if order:
+        first = store.notes.titles_and_sizes([order[0][0]]).get(order[0][0])
+        if first and first[0].casefold() == title_key:
+            pinned.add(order[0][0])
+    # Where every word has holders, the words' order stands: meaning adds after it.
+    kept = lexical if why == "few" else {}
+    # A few words with one unheld: the words that are held still say much (measured:
+    # full weight lost 0.03 MRR on other-language terms, half weight none).
+    weight = MEANING_WEIGHT if why == "question" else MEANING_WEIGHT * UNHELD_SHARE
+
+    def fused(note_id: int) -> tuple[bool, bool, float]:
+        if note_id in kept:
+            return (note_id not in pinned, False, float(kept[note_id]))
+        score = 0.0
+        if note_id in lexical:
+            score += 1.0 / (RRF_K + lexical[note_id])
+        if note_id in by_meaning:
+            score += weight / (RRF_K + by_meaning[note_id])
+        return (note_id not in pinned, True, -score)
+
+    items: dict[int, Ranked] = {item[0]: item for item in order}
+    found: dict[int, Found] = {}
+    for n in near:
+        if n.note_id not in items:
+            items[n.note_id] = (n.note_id, n.similarity, [], [])
+            stored = store.vectors.passage(n.note_id, n.position)
+            row = store.notes.by_id(n.note_id)
+            if stored and row:
+                from kb.meaning.passages import passage_text
+
+                shown = passage_text(row.text, stored.start, stored.end) or row.title
+                found[n.note_id] = Found(n.similarity, stored.heading, shown)
+    ranked = sorted(items, key=fused)
+    return [items[i] for i in ranked], found, store.vectors.pending_count()

