@@ -1,7 +1,7 @@
 """Relevance of `kb search` on real note folders, judged by reading the notes, against `rg`
 and SQLite's trigram FTS5 measured in the same run.
 
-    python benchmarks/bench_relevance.py [--engine fts5|whoosh] [--corpus NAME ...]
+    python benchmarks/bench_relevance.py [--engine fts5|whoosh|tantivy] [--corpus NAME ...]
                                          [--corpora DIR] [--workdir DIR] [--cli]
                                          [--pool] [--json] [--json-out FILE]
 
@@ -69,7 +69,7 @@ BUNDLED = "notes"  # the corpus name of this repository's own notes
 DEFAULT_CORPORA = REPO_ROOT.parent / "shared" / "corpora"
 DEFAULT_WORKDIR = Path("/tmp/kb-bench-relevance")
 SYSTEMS = ("kb", "kb-lexical", "rg", "trigram")  # kb-lexical: kb search --lexical
-ENGINES = ("fts5", "whoosh")
+ENGINES = ("fts5", "whoosh", "tantivy")
 TOP = 10  # results read per query: MRR@10 and the pool
 NDCG_AT = 5
 TITLE_WEIGHT = 5.0

@@ -1,6 +1,6 @@
 """Kill `kb ingest` N times at random moments and check that kb recovers every time.
 
-For each engine (FTS5, and whoosh when it is installed), on generated notes: start a parallel
+For each engine (FTS5, and whoosh and tantivy when installed), on generated notes: start a parallel
 ingest (over 300 changed notes) or a `--rebuild`, kill it after a random delay with SIGKILL,
 SIGTERM or SIGHUP, then check that
 
@@ -10,7 +10,8 @@ SIGTERM or SIGHUP, then check that
 - the next `kb ingest` succeeds at once (`--wait 0`: no lock left behind, not exit 3),
 - `PRAGMA integrity_check` says ok,
 - searches find the same notes as a fresh build of the same notes in another folder (as sets:
-  whoosh's scores count deleted documents until segments merge, so its order may differ).
+  whoosh's and tantivy's scores count deleted documents until segments merge, so their
+  order may differ).
 
     python benchmarks/faults.py 10          # about 3 minutes on 2 cores
 """
@@ -59,15 +60,18 @@ def main(argv: list[str] | None = None) -> int:
         help="where the generated corpus is kept between runs (shared with the benchmarks)",
     )
     parser.add_argument(
-        "--engine", choices=["fts5", "whoosh"], help="only this engine (default: both)"
+        "--engine",
+        choices=["fts5", "whoosh", "tantivy"],
+        help="only this engine (default: every installed one)",
     )
     args = parser.parse_args(argv)
     if args.kills < 1 or args.notes <= CHANGED:
         parser.error(f"kills must be at least 1 and --notes over {CHANGED}")
-    engines = [args.engine] if args.engine else ["fts5", "whoosh"]
-    if "whoosh" in engines and run_child([sys.executable, "-c", "import whoosh"]).returncode:
-        print("whoosh is not installed: FTS5 only")
-        engines.remove("whoosh")
+    engines = [args.engine] if args.engine else ["fts5", "whoosh", "tantivy"]
+    for engine, package in (("whoosh", "whoosh"), ("tantivy", "tantivy")):
+        if engine in engines and run_child([sys.executable, "-c", f"import {package}"]).returncode:
+            print(f"{package} is not installed: no {engine} runs")
+            engines.remove(engine)
     if not engines:
         return 1
     rng = random.Random(args.seed)

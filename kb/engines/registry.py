@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 ENGINES = {
     "fts5": "kb.engines.fts5",
     "whoosh": "kb.engines.whoosh",
+    "tantivy": "kb.engines.tantivy",
 }
 DEFAULT_ENGINE = "fts5"
 

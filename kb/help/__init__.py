@@ -12,6 +12,8 @@ TOPICS = {
     "commands": "every command, its options, output and exit codes",
     "terminal-output": "output fitted to the terminal or piped whole, completion, usage errors",
     "query": "the query language, how a query is read, what is searched, ranking",
+    "ranking": "Chinese words the notes never wrote, words near each other, related reasons",
+    "meaning": "search by meaning, offline: how it works, choosing a model, what it costs",
     "app": "the terminal UI: screens, keys, reading, line breaking",
     "notes": "what kb reads from a note: front matter, title, date, tags, headings",
     "links": "links, mentions, related notes, static sites (Hugo, Jekyll, docs folders)",

@@ -1,22 +1,33 @@
 """Every engine means the same thing: for each query of the relevance benchmark, FTS5 and
-whoosh return the same notes (those holding every word, and those holding some), on the
-bundled notes and, when present, a real Chinese knowledge base."""
+each other engine of the registry (whoosh, tantivy) return the same notes (those holding
+every word, and those holding some), on the bundled notes and, when present, a real
+Chinese knowledge base."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from kb.engines.whoosh import available as whoosh_available
+from kb.engines.registry import ENGINES, engine_names
 from kb.knowledge_base import KnowledgeBase
 from tests.conftest import REPO, SAMPLE_NOTES, SHARED_CORPORA
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not whoosh_available(), reason="whoosh not installed"),
+pytestmark = pytest.mark.slow
+
+
+def _installed(engine: str) -> bool:
+    available = getattr(importlib.import_module(ENGINES[engine]), "available", None)
+    return available is None or bool(available())
+
+
+OTHERS = [
+    pytest.param(name, marks=pytest.mark.skipif(not _installed(name), reason=f"{name} missing"))
+    for name in engine_names()
+    if name != "fts5"
 ]
 
 QUERIES = json.loads(
@@ -33,8 +44,9 @@ def _kb(home: Path, source: Path, engine: str) -> KnowledgeBase:
     return kb
 
 
+@pytest.mark.parametrize("engine", OTHERS)
 @pytest.mark.parametrize("corpus", sorted(SOURCES))
-def test_both_engines_return_the_same_notes(tmp_path: Path, corpus: str) -> None:
+def test_both_engines_return_the_same_notes(tmp_path: Path, corpus: str, engine: str) -> None:
     source = SOURCES[corpus]
     if not source.is_dir():
         pytest.skip(f"{source} is not here")
@@ -42,12 +54,12 @@ def test_both_engines_return_the_same_notes(tmp_path: Path, corpus: str) -> None
         shutil.copytree(source, tmp_path / "notes")
         source = tmp_path / "notes"
     fts5 = _kb(tmp_path / "fts5", source, "fts5")
-    whoosh = _kb(tmp_path / "whoosh", source, "whoosh")
+    other = _kb(tmp_path / engine, source, engine)
     queries = [q for q in QUERIES if q["corpus"] == corpus]
     assert len(queries) >= 15
     for query in queries:
         answers = []
-        for kb in (fts5, whoosh):
+        for kb in (fts5, other):
             hits = kb.search(query["query"], limit=10_000).hits
             answers.append(({h.path for h in hits if not h.missing}, {h.path for h in hits}))
         assert answers[0] == answers[1], query["query"]

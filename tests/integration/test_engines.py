@@ -19,7 +19,7 @@ from kb.query.plan import STREAMS, document_streams
 
 
 def test_names_and_entries() -> None:
-    assert engine_names() == ["fts5", "whoosh"]
+    assert engine_names() == ["fts5", "whoosh", "tantivy"]
     assert DEFAULT_ENGINE in ENGINES
     for name in engine_names():
         entry = engine_entry(name)
@@ -30,12 +30,13 @@ def test_names_and_entries() -> None:
 def test_unknown_engine_is_one_line_naming_the_known_ones() -> None:
     with pytest.raises(KbError) as raised:
         engine_entry("lucene")
-    assert str(raised.value) == "unknown search engine 'lucene' (known: fts5, whoosh)"
+    assert str(raised.value) == "unknown search engine 'lucene' (known: fts5, whoosh, tantivy)"
 
 
 def test_unknown_engine_in_settings(make_kb: Callable[..., KnowledgeBase]) -> None:
     kb = make_kb({"a.md": "# A\n"}, config="roots: [notes]\nengine: lucene\n")
-    with pytest.raises(KbError, match=r"unknown search engine 'lucene' \(known: fts5, whoosh\)"):
+    known = r"unknown search engine 'lucene' \(known: fts5, whoosh, tantivy\)"
+    with pytest.raises(KbError, match=known):
         kb.ingest()
 
 
@@ -56,6 +57,7 @@ def test_searching_with_fts5_never_loads_the_whoosh_module() -> None:
         "from kb.engines.registry import engine_entry\n"
         "engine_entry('fts5')\n"
         "assert 'kb.engines.whoosh' not in sys.modules\n"
+        "assert 'kb.engines.tantivy' not in sys.modules and 'tantivy' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 
