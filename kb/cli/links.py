@@ -80,7 +80,9 @@ def _print_connections(found: Connections, external: list[PageLink], width: int 
             )
         else:
             written = one_line(shown_target(link.target, link.anchor, link.kind))  # decoded
-            lines.pair(label, "", written, f"  :{link.line}  (unresolved)")
+            listed = link.status in ("tag", "category")  # a site's list page: kb lists them
+            why = f"the notes with this {link.status}" if listed else "unresolved"
+            lines.pair(label, "", written, f"  :{link.line}  ({why})")
     if external:
         lines.add(f"\nExternal ({len(external)})")
         for page_link in external:  # as the app's link list shows them, URLs decoded

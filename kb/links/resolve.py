@@ -95,6 +95,7 @@ class LinkToResolve(NamedTuple):
 class Resolution(NamedTuple):
     target_id: int | None
     # resolved | ambiguous | missing-heading | broken | external | attachment | missing-file
+    # | tag | category (a site's list page of a tag or category: kb's own list answers it)
     status: str
     key: str = ""  # the name or path looked up, so a change to notes with that key re-resolves
     candidates: tuple[int, ...] = ()
@@ -114,6 +115,21 @@ def site_path(url_or_path: str) -> str:
     if path.endswith("/index") or path == "index":
         path = path[: -len("index")].rstrip("/")
     return path.lower()
+
+
+# The list pages a site generates for its taxonomies (Hugo's defaults, Jekyll's archives):
+# /tags/redis/ lists the notes tagged redis, /categories/ every category.
+TAXONOMIES = {"tags": "tag", "tag": "tag", "categories": "category", "category": "category"}
+
+
+def taxonomy_page(path: str) -> tuple[str, str] | None:
+    """``tags/redis`` (a site path, as ``site_path`` gives it) → ("tag", "redis"); ("tag", "")
+    for the list of every tag; None for any other page."""
+    first, _, rest = path.strip("/").partition("/")
+    kind = TAXONOMIES.get(first)
+    if kind is None or "/" in rest.strip("/"):
+        return None
+    return kind, rest.strip("/")
 
 
 def path_key(rel: str) -> str:
@@ -234,6 +250,9 @@ class LinkIndex:
         site = self._by_site_path(path, source)
         if site.target_id is not None:
             return site
+        taxonomy = taxonomy_page(path)
+        if taxonomy is not None:
+            return Resolution(None, taxonomy[0], site.key)
         if not self.site.is_site:
             return found
         relative = unquote(target.split("#", maxsplit=1)[0].split("?", maxsplit=1)[0]).lstrip("/")

@@ -163,6 +163,9 @@ def links_text(found: Connections, limit: int) -> str:
                 f"  {one_line(link.title or '')}  path: {one_line(link.path)}  line {link.line}"
                 + flag.get(link.status, "")
             )
+        elif link.status in ("tag", "category"):  # a site's list page of a tag or category
+            target = one_line(shown_target(link.target, link.anchor, link.kind))
+            out.append(f"  {target}  line {link.line}  (the notes with this {link.status})")
         else:
             target = one_line(shown_target(link.target, link.anchor, link.kind))
             why = "no such file" if link.status == "missing-file" else "no such note"

@@ -8,11 +8,13 @@ built in ``kb.views``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from kb.parse.fences import code_lines
-from kb.links.resolve import LinkIndex, LinkToResolve
+from kb.parse.site_markup import SiteMarkup
+from kb.links.resolve import LinkIndex, LinkToResolve, site_path, taxonomy_page
 from kb.text import clean_text
 
 KB_SCHEME = "kb:"
@@ -26,16 +28,23 @@ _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.\-]*:")
 class Follow:
     """Where following a link leads."""
 
-    kind: str  # note | external | anchor | unresolved
+    kind: str  # note | external | anchor | tag | category | unresolved
     note_id: int | None = None
     anchor: str = ""
     url: str = ""
     target: str = ""
 
 
-def follow(index: LinkIndex, note_id: int, href: str) -> Follow:
+def follow(
+    index: LinkIndex,
+    note_id: int,
+    href: str,
+    term_names: Callable[[str], list[str]] | None = None,
+) -> Follow:
     """Where a link in a note leads, by the same rules as ingest: another note, a heading
-    of this one, an external URL (shown, never opened), or nowhere."""
+    of this one, an external URL (shown, never opened), a site's page of one tag or
+    category (named as kb names it among ``term_names("tags"|"categories")``), or
+    nowhere."""
     kb_link = parse_kb_href(href)
     if kb_link is not None:
         kind, target, anchor = kb_link
@@ -51,18 +60,49 @@ def follow(index: LinkIndex, note_id: int, href: str) -> Follow:
         return Follow("note", found.target_id, anchor)
     if found.status == "external":
         return Follow("external", url=href)
+    if found.status in ("tag", "category"):
+        page = taxonomy_page(_without_host(target, index))
+        written = page[1] if page else ""
+        terms = "tags" if found.status == "tag" else "categories"
+        if written and term_names is not None:
+            written = taxonomy_term(term_names(terms), written)
+        return Follow(found.status, target=written)
     return Follow("unresolved", target=href)
+
+
+def _without_host(target: str, index: LinkIndex) -> str:
+    path = site_path(target)
+    base = index.site.base_path.strip("/").lower()
+    return path[len(base) :] if base and path.startswith(base + "/") else path
+
+
+def taxonomy_term(names: list[str], written: str) -> str:
+    """The tag or category among ``names`` that a site's list page ``/tags/WRITTEN/`` shows:
+    the one whose URL form is ``written`` (Hugo lower-cases and urlizes: ``Redis 学习`` is
+    ``redis-学习``); ``written`` itself when none is (the app lists what matches it)."""
+    from kb.sites.hugo import urlize
+
+    wanted = unquote(written).strip("/").casefold()
+    for name in names:
+        if wanted in (
+            name.casefold(),
+            urlize(name).casefold(),
+            urlize(name.replace("/", "-")).casefold(),
+        ):
+            return name
+    return unquote(written)
 
 
 def display_markdown(body: str) -> str:
     """A note body ready for a Markdown widget: control characters stripped (bidi controls
-    are kept, as a link target may hold them: the widget shows them), and wikilinks
-    and Hugo ``ref`` shortcodes (which no Markdown renderer knows) turned into ``kb:``
-    links that the UI hands back to ``follow``. Code is left exactly as written."""
-    return "\n".join(
-        line if is_code else _rewrite_links(line)
-        for line, is_code in code_lines(clean_text(body).split("\n"))
-    )
+    are kept, as a link target may hold them: the widget shows them), wikilinks and Hugo
+    ``ref`` shortcodes (which no Markdown renderer knows) turned into ``kb:`` links that
+    the UI hands back to ``follow``, and the rest of a site's markup (Liquid, shortcodes)
+    shown as the site shows it (``kb.parse.site_markup``). Code is left exactly as
+    written (but for Liquid's raw tags)."""
+    lines = code_lines(clean_text(body).split("\n"))
+    linked = ((line if is_code else _rewrite_links(line), is_code) for line, is_code in lines)
+    return "\n".join(SiteMarkup().lines(linked))
 
 
 def _rewrite_links(line: str) -> str:
@@ -89,7 +129,16 @@ def parse_kb_href(href: str) -> tuple[str, str, str] | None:
         return None
     kind, _, rest = href[len(KB_SCHEME) :].partition("/")
     target, _, anchor = unquote(rest).partition("#")
-    return ("wikilink" if kind == "wiki" else "hugo-ref"), target, anchor
+    return _KB_LINK_KINDS.get(kind, "hugo-ref"), target, anchor
+
+
+# kb:KIND/target → the link kind resolution knows (kb.parse.site_markup writes link, post).
+_KB_LINK_KINDS = {
+    "wiki": "wikilink",
+    "ref": "hugo-ref",
+    "link": "liquid-link",
+    "post": "liquid-post",
+}
 
 
 def split_for_display(markdown: str, chunk_chars: int = 2500) -> list[str]:

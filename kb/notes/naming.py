@@ -17,7 +17,7 @@ pinyin rules do, and pypinyin (about 200 ms to import) is loaded only when they 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -181,8 +181,8 @@ def shares_a_word(ref: str, note: NoteName) -> bool:
 def pinyin_matches(names: Iterable[NoteName], ref: str) -> list[NoteName]:
     """Notes whose title's pinyin starts with ``ref``, written in full (``xiancun``) or as
     initials (``xcgs``); only for a Latin ``ref`` of 2 or more letters."""
-    wanted = "".join(ref.lower().split())
-    if len(wanted) < 2 or not _LATIN.fullmatch(wanted):
+    wanted = pinyin_query(ref)
+    if not wanted:
         return []
     found = []
     for note in names:
@@ -192,6 +192,54 @@ def pinyin_matches(names: Iterable[NoteName], ref: str) -> list[NoteName]:
         if full.startswith(wanted) or initials.startswith(wanted):
             found.append(note)
     return found
+
+
+def pinyin_query(ref: str) -> str:
+    """``ref`` as pinyin is compared (``Miao Sha`` → ``miaosha``), or "" when it cannot be
+    pinyin: not Latin letters and digits, or shorter than 2."""
+    wanted = "".join(ref.lower().split())
+    return wanted if len(wanted) >= 2 and _LATIN.fullmatch(wanted) else ""
+
+
+# Chinese titles the palette reads by phrase, as ``title_pinyin`` does (150-300 µs each);
+# past this many each character is read alone (2 µs), else 100,000 titles take 15-30 s.
+PHRASE_PINYIN_TITLES = 2000
+
+
+def pinyin_keys(titles: Sequence[str]) -> list[tuple[str, str]]:
+    """Each title's pinyin, in full and as initials (``title_pinyin``), ("", "") for a title
+    without Chinese: what the app's palette compares a Latin query with, computed once.
+    Past PHRASE_PINYIN_TITLES Chinese titles a character that has several readings gets
+    its commonest one (``kb show`` reads it by phrase: 重庆 chongqing)."""
+    chinese = [index for index, title in enumerate(titles) if _has_han(title)]
+    read = title_pinyin if len(chinese) <= PHRASE_PINYIN_TITLES else _reader_by_character()
+    keys = [("", "")] * len(titles)
+    for index in chinese:
+        keys[index] = read(titles[index])
+    return keys
+
+
+def _reader_by_character() -> Callable[[str], tuple[str, str]]:
+    from pypinyin import lazy_pinyin
+
+    syllables: dict[str, str] = {}
+
+    def read(title: str) -> tuple[str, str]:
+        words: list[str] = []
+        for piece in _HAN_OR_NOT.findall(title):
+            if _has_han(piece):
+                if piece not in syllables:
+                    syllables[piece] = "".join(lazy_pinyin(piece)).lower()
+                words.append(syllables[piece])
+            else:
+                words.extend(_LATIN.findall(piece.lower()))
+        words = [word for word in words if word]
+        return "".join(words), "".join(word[0] for word in words)
+
+    return read
+
+
+_HAN_OR_NOT = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]|[^\u3400-\u4dbf\u4e00-\u9fff]+")
 
 
 def title_pinyin(title: str) -> tuple[str, str]:

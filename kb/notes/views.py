@@ -37,6 +37,7 @@ class NoteChoice(NamedTuple):
     id: int
     title: str
     path: str
+    aliases: tuple[str, ...] = ()  # its name aliases (front matter), for the palette
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,5 +163,14 @@ def titles(store: Store, note_ids: Iterable[int]) -> dict[int, str]:
 
 
 def note_choices(store: Store) -> list[NoteChoice]:
-    """Every note, by path, for choosing one by its title."""
-    return [NoteChoice(row.id, clean_line(row.title), row.path) for row in store.notes.choices()]
+    """Every note, by path, for choosing one by its title, path or alias."""
+    aliases = store.notes.name_aliases()
+    return [
+        NoteChoice(
+            row.id,
+            clean_line(row.title),
+            row.path,
+            tuple(clean_line(a) for a in aliases.get(row.id, ())),
+        )
+        for row in store.notes.choices()
+    ]

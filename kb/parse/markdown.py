@@ -155,18 +155,21 @@ def _destination_span(state: StateInline, label_start: int) -> tuple[int, int] |
 
 
 def _liquid_link_rule(state: StateInline, silent: bool) -> bool:
-    if state.src[state.pos] != "[":
+    # ![alt]({{ site.url }}/a.png) is an image, as on the site.
+    image = state.src.startswith("![", state.pos)
+    if state.src[state.pos] != "[" and not image:
         return False
-    match = _LIQUID_LINK.match(state.src, state.pos)
+    match = _LIQUID_LINK.match(state.src, state.pos + image)
     if match is None or not (match.group(2) or match.group(3)):
         return False
     if not silent:
         token = state.push("liquid_link", "", 0)
         tag, name, path = match.group(3), match.group(4), match.group(5)
         token.content = name or path or ""
+        kinds = {"link": "liquid-link", "post_url": "liquid-post"}
         token.meta = {
             "text": match.group(1),
-            "kind": {"link": "liquid-link", "post_url": "liquid-post"}.get(tag or "", "markdown"),
+            "kind": "image" if image and not tag else kinds.get(tag or "", "markdown"),
         }
     state.pos = match.end()
     return True
@@ -291,7 +294,8 @@ class _Walker:
             elif token.type in ("fence", "code_block"):
                 self.code_blocks.append(token.content)
             elif token.type == "html_block":
-                text = _strip_tags(token.content).strip()
+                # Liquid between HTML tags (a Jekyll page's loops) is no more text than the tags.
+                text = strip_site_markup(_strip_tags(token.content)).strip()
                 if text:
                     self.blocks.append(text)
 
@@ -427,9 +431,14 @@ def _split_heading_id(text: str) -> tuple[str, str]:
 
 
 # What a site generator reads and a reader never sees: kramdown attribute lists
-# ({: .prompt-info }), Hugo shortcodes ({{< figure src="x" >}}, {{% notice %}}) and Liquid
-# tags ({% include x.html %}). Bounded: each runs to the first closing mark on its line.
-_SITE_MARKUP = re.compile(r"\{:[^{}\n]{0,200}\}|\{\{[<%][^\n]{0,500}?[>%]\}\}|\{%[^\n]{0,500}?%\}")
+# ({: .prompt-info }), Hugo shortcodes ({{< figure src="x" >}}, {{% notice %}}), Liquid
+# tags ({% include x.html %}) and the Liquid objects of a Jekyll site ({{ site.url }}).
+# Bounded: each runs to the first closing mark on its line.
+_SITE_MARKUP = re.compile(
+    r"\{:[^{}\n]{0,200}\}|\{\{[<%][^\n]{0,500}?[>%]\}\}|\{%[^\n]{0,500}?%\}"
+    r"|\{\{-?\s*(?:site|page|post|layout|include|paginator|jekyll|content|forloop)\b"
+    r"[^{}\n]{0,300}?\}\}"
+)
 
 
 def strip_site_markup(text: str) -> str:

@@ -116,6 +116,15 @@ class NoteDao:
         rows = self.conn.execute("SELECT id, title, path FROM notes ORDER BY path")
         return list(map(ChoiceRow._make, rows))
 
+    def name_aliases(self) -> dict[int, tuple[str, ...]]:
+        """Every note's name aliases (front-matter ``aliases`` that are not URLs), by id."""
+        found: dict[int, list[str]] = {}
+        for note_id, alias in self.conn.execute(
+            "SELECT note_id, alias FROM aliases WHERE kind = 'name' ORDER BY rowid"
+        ):
+            found.setdefault(note_id, []).append(alias)
+        return {note_id: tuple(aliases) for note_id, aliases in found.items()}
+
     def listed(self, order: str = "path", limit: int = -1) -> list[ListedRow]:
         """Notes with what ``kb list`` filters and sorts on, in ``order`` (a key of
         ``LIST_ORDERS``), at most ``limit`` of them (-1: all)."""
@@ -149,7 +158,10 @@ class NoteDao:
         ``modified`` by file time, for an empty search box."""
         # Both orders are an index's (notes_changed, notes_date): no sort of every note.
         # (SQLite sorts NULL below every date, so DESC leaves notes without one last.)
-        order = "mtime_ns DESC, path" if modified else "date DESC, path"
+        # Files with one time (an unpacked archive, a checkout within one clock tick) are
+        # in date order among themselves, not by path: by path a section's ``_index.md``
+        # led a fresh clone ('_' sorts before letters). SQLite sorts only those ties.
+        order = "mtime_ns DESC, date DESC, path" if modified else "date DESC, path"
         return [
             RecentRow(*row)
             for row in self.conn.execute(

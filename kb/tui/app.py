@@ -18,7 +18,7 @@ from kb.errors import IngestLocked, KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.notes.editing import editor_command, start_editor
 from kb.text import strip_controls
-from kb.tui.messages import IngestProgress, NotesChanged, OpenNote
+from kb.tui.messages import IngestProgress, ListTerm, NotesChanged, OpenNote
 from kb.tui.widgets import plural
 
 if TYPE_CHECKING:
@@ -150,6 +150,14 @@ class KbApp(App[None]):
         if self.screen is not note_screen:
             self.push_screen("note")
         note_screen.show(message.note_id, message.anchor)
+
+    def on_list_term(self, message: ListTerm) -> None:
+        from kb.tui.search_screen import SearchScreen
+
+        search = self.get_screen("search", SearchScreen)
+        while self.screen is not search and len(self.screen_stack) > 1:
+            self.pop_screen()
+        search.list_term(message.kind, message.name)
 
     # -- keeping up with the notes ----------------------------------------------------------
 
@@ -341,6 +349,16 @@ class KbApp(App[None]):
         self.after_edit(path, open_it=True)  # the file exists either way: show it
 
     # -- help ----------------------------------------------------------------------------
+
+    def action_command_palette(self) -> None:
+        """Textual's palette, saying what typing in it does: opening a note."""
+        from textual.command import CommandPalette
+
+        from kb.tui.commands import PLACEHOLDER
+
+        opened = any(isinstance(screen, CommandPalette) for screen in self.screen_stack)
+        if self.use_command_palette and not opened:
+            self.push_screen(CommandPalette(placeholder=PLACEHOLDER, id="--command-palette"))
 
     def action_help(self) -> None:
         """Help for the screen on top: its keys, and the query language on the search."""

@@ -33,6 +33,15 @@ class FilterByTag(Message):
 
 
 @dataclass
+class ListTerm(Message):
+    """Show the notes with this tag or category (a link to a site's list page of it); an
+    empty ``name``: every tag (the tag tree)."""
+
+    kind: str  # tag | category
+    name: str
+
+
+@dataclass
 class NotesChanged(Message):
     """The store changed (an ingest ran): what is on screen may be stale."""
 

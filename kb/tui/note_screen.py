@@ -27,7 +27,7 @@ from kb.notes.latex import render_math
 from kb.notes.views import NotePage, NoteSummary
 from kb.text import one_line, slugify, strip_controls
 from kb.tui.images import IMAGE_LINK, image_file, is_remote, note_images
-from kb.tui.messages import FollowLink, NotesChanged, OpenNote
+from kb.tui.messages import FollowLink, ListTerm, NotesChanged, OpenNote
 from kb.tui.reader import Flow, Reader
 from kb.tui.widgets import ConnectionList, Finder, LinkList, breadcrumb, markdown_parser
 
@@ -51,7 +51,7 @@ class NoteScreen(Screen[None]):
             "escape",
             "Search",
             id="search",
-            tooltip="close the find bar, else back to the search",
+            tooltip="close the find bar or leave a list beside the note, else back to the search",
         ),
         Binding(
             "slash,ctrl+f",
@@ -420,6 +420,8 @@ class NoteScreen(Screen[None]):
             self.show(where.note_id, where.anchor)
         elif where.kind == "anchor":
             self.goto_anchor(where.anchor)
+        elif where.kind in ("tag", "category"):  # a site's list page: kb's own list
+            self.post_message(ListTerm(where.kind, where.target))
         elif where.kind == "external":
             self.app.copy_to_clipboard(where.url)
             self.notify(
@@ -506,10 +508,20 @@ class NoteScreen(Screen[None]):
         moves[where](animate=False)
 
     def action_escape(self) -> None:
+        """One step back towards the search: out of the find bar or a list beside the note
+        (links, connections, outline) to the note; from the note, to the search."""
         bar = self.query_one("#find-bar")
+        focused = self.focused
         if bar.display:
             bar.display = False
             self.finder.forget()
+            self.scroller.focus()
+        elif focused is not None and any(
+            panel in focused.ancestors_with_self for panel in (self.side, self.outline)
+        ):
+            if self.has_class("-narrow") and self.side_wanted:
+                self.side_wanted = None  # opened by ctrl+l or ctrl+b over the note: closed
+                self._show_side()
             self.scroller.focus()
         else:
             self.app.pop_screen()

@@ -20,7 +20,7 @@ from textual.highlight import highlight
 
 from kb.notes.latex import render_math
 from kb.text import one_line
-from kb.tui.reader import NO_PREFIX, Hanging, Line, Prefix
+from kb.tui.hanging import NO_PREFIX, Hanging, Line, Prefix
 from kb.tui.widgets import DIM, HIGHLIGHT, markdown_parser
 
 ROWS = 80  # rows built: about two screens of the preview; the rest of a note is not
@@ -31,6 +31,9 @@ CELL_MAX = 24  # a table column is cut past this many cells: a preview, not the 
 HEADING_STYLES = {"h1": "bold underline $accent", "h2": "bold $accent"}
 
 
+_CUT_PATH = Prefix(Content(), Content(), wrap=False)  # a path is cut in the middle, not wrapped
+
+
 def preview(
     title: str, path: str, markdown: str, words: list[str], width: int, rows: int = ROWS
 ) -> Hanging:
@@ -38,7 +41,7 @@ def preview(
     shown, cut = window(markdown, words, width, rows)
     head: list[Line] = [
         (Content.styled(one_line(title), "bold"), NO_PREFIX),
-        (Content.styled(one_line(path), DIM), NO_PREFIX),
+        (Content.styled(one_line(path), DIM), _CUT_PATH._replace(cut=(0, len(one_line(path))))),
         (Content(), NO_PREFIX),
     ]
     if cut:

@@ -15,17 +15,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import NamedTuple
 
 from markdown_it.token import Token
 from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.css.styles import RulesMap
 from textual.selection import Selection
-from textual.strip import Strip
-from textual.style import Style
-from textual.visual import RenderOptions, Visual
 from textual.widgets import Markdown, Static
 from textual.widgets._markdown import (
     MarkdownBlock,
@@ -37,89 +32,12 @@ from textual.widgets._markdown import (
     MarkdownTable,
 )
 
+from kb.tui.hanging import NO_PREFIX, Hanging, Layout, Line, Prefix
 from kb.tui.widgets import markdown_parser
 from kb.tui.wrapping import divide_line
 
 BULLET_STYLE = "$text-primary"
 BORDER_STYLE = "$primary"
-
-
-class Prefix(NamedTuple):
-    """What goes before a line: on its first row, and on each row it wraps to. A line that
-    does not wrap (code) is cut at the width, with an ellipsis unless told not to."""
-
-    first: Content
-    rest: Content
-    wrap: bool = True
-    ellipsis: bool = True
-
-
-Line = tuple[Content, Prefix]
-NO_PREFIX = Prefix(Content(), Content())
-
-
-class Layout(NamedTuple):
-    """Lines laid out at a width: the rows, and for each row where its text starts in the
-    lines (an offset into their ``Content``) and how many characters of prefix it has."""
-
-    rows: Content
-    starts: list[int]
-    prefixes: list[int]
-
-    def source_offset(self, x: int, y: int) -> int:
-        """The offset in the lines of the character drawn at ``x`` of row ``y``."""
-        y = max(0, min(y, len(self.starts) - 1))
-        return self.starts[y] + max(0, x - self.prefixes[y])
-
-
-class Hanging(Visual):
-    """Lines of text, each wrapped in the width its prefix leaves: a list item's text wraps
-    under its own first word, not under the bullet."""
-
-    def __init__(self, content: Content, prefixes: list[Prefix]) -> None:
-        self.content = content
-        self.prefixes = prefixes
-        self._laid_out: tuple[int, Layout] | None = None
-
-    def lay_out(self, width: int) -> Layout:
-        if self._laid_out is not None and self._laid_out[0] == width:
-            return self._laid_out[1]
-        rows: list[Content] = []
-        starts: list[int] = []
-        prefixes: list[int] = []
-        offset = 0
-        for line, (first, rest, wrap, ellipsis) in zip(self._lines(), self.prefixes, strict=False):
-            room = max(1, width - first.cell_length)
-            if not wrap:
-                rows.append(first + line.truncate(room, ellipsis=ellipsis))
-                starts.append(offset)
-                prefixes.append(len(first))
-                offset += len(line) + 1
-                continue
-            breaks = divide_line(line.plain, room)
-            for index, row in enumerate(line.divide(breaks)):
-                prefix = rest if index else first
-                rows.append(prefix + row.rstrip())
-                prefixes.append(len(prefix))
-            starts += [offset, *(offset + start for start in breaks)]
-            offset += len(line) + 1
-        layout = Layout(Content("\n").join(rows), starts, prefixes)
-        self._laid_out = (width, layout)
-        return layout
-
-    def _lines(self) -> list[Content]:
-        return self.content.split("\n", allow_blank=True)
-
-    def render_strips(
-        self, width: int, height: int | None, style: Style, options: RenderOptions
-    ) -> list[Strip]:
-        return self.lay_out(width).rows.render_strips(width, height, style, options)
-
-    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
-        return container_width
-
-    def get_height(self, rules: RulesMap, width: int) -> int:
-        return len(self.lay_out(width).starts)
 
 
 class Flow(MarkdownBlock):

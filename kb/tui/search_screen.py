@@ -314,6 +314,21 @@ class SearchScreen(Screen[None]):
             return
         self.app.call_from_thread(self.tags.show_tags, tags)
 
+    def list_term(self, kind: str, name: str) -> None:
+        """The notes with a tag (the filter, as the tag tree sets it) or a category (the
+        query ``category:NAME``); with no name, the tag tree."""
+        if kind == "tag" and not name:
+            if not self.tags.display:
+                self.action_toggle_tags()
+            return
+        if kind == "tag":
+            self.query_input.value = ""
+            self.post_message(FilterByTag(name))
+        else:
+            self.post_message(FilterByTag(None))
+            self.query_input.value = f"category:{_quoted(name)}" if name else ""
+        self.query_input.focus()
+
     @on(FilterByTag)
     def filter_by_tag(self, message: FilterByTag) -> None:
         self.tag = message.tag

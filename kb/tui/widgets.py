@@ -3,6 +3,8 @@ post what the user wants."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from rich.cells import cell_len
@@ -16,7 +18,8 @@ from textual.widgets.tree import TreeNode
 from kb.links.connections import Backlink, Mention, Related
 from kb.notes.views import NoteSummary, PageLink, TagNode
 from kb.query.search import SearchHit
-from kb.text import one_line, strip_controls
+from kb.text import one_line, shown_url, strip_controls
+from kb.tui.hanging import Hanging, Prefix
 from kb.tui.images import IMAGE_LINK, image_label, image_links
 from kb.tui.messages import FilterByTag, FollowLink, OpenNote
 
@@ -79,8 +82,55 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-def note_line(title: str, path: str, date: str | None, tags: list[str]) -> Content:
-    return Content.assemble((one_line(title), "bold"), "\n", (_meta(date, path, tags), DIM))
+class PathRow(NamedTuple):
+    """A row of a list entry that holds a path (or a URL): in a narrow pane it is cut in
+    the middle with ``…``, never wrapped; what comes after it gives way first when it
+    ``yields`` (tags), else stays (a line number)."""
+
+    before: Content
+    path: str
+    after: Content = Content()
+    yields: bool = False
+
+
+def entry(rows: list[Content | PathRow], wrap: bool = True) -> Hanging:
+    """A list entry: rows of text (wrapped by kb's line breaker, or cut with ``…`` when
+    not ``wrap``) and path rows (see ``PathRow``)."""
+    lines: list[Content] = []
+    prefixes: list[Prefix] = []
+    for row in rows:
+        if isinstance(row, PathRow):
+            path = Content.styled(one_line(row.path), DIM)
+            start = len(row.before.plain)
+            lines.append(row.before + path + row.after)
+            prefixes.append(
+                Prefix(Content(), Content(), False, True, (start, start + len(path)), row.yields)
+            )
+        else:
+            lines.append(row)
+            prefixes.append(Prefix(Content(), Content(), wrap))
+    return Hanging(None, prefixes, lines)
+
+
+def note_rows(
+    title: Content, path: str, date: str | None, tags: list[str]
+) -> list[Content | PathRow]:
+    """A note's title, then its date, path and tags (the tags give way to the path)."""
+    day = (date or "")[:10]
+    tag_text = " ".join(f"#{one_line(t)}" for t in tags)
+    return [
+        title,
+        PathRow(
+            Content.styled(f"{day}  " if day else "", DIM),
+            path,
+            Content.styled(f"  {tag_text}" if tag_text else "", DIM),
+            yields=True,
+        ),
+    ]
+
+
+def note_line(title: str, path: str, date: str | None, tags: list[str]) -> Hanging:
+    return entry(note_rows(Content.styled(one_line(title), "bold"), path, date, tags))
 
 
 def markdown_parser() -> MarkdownIt:
@@ -111,31 +161,39 @@ class ResultList(OptionList):
 
     def show_hits(self, hits: list[SearchHit]) -> None:
         self.clear_options()
-        self.add_options(
-            Option(
-                Content.assemble(
-                    highlighted(hit.title, hit.title_highlights, "bold"),
-                    "\n",
-                    (_meta(hit.date, hit.path, hit.tags) + _lacking(hit.missing), DIM),
-                    "\n",
-                    # Found by meaning: the passage nearest the query, marked ≈.
-                    (f"≈ {hit.snippet}", "$text-accent")
-                    if hit.near
-                    else highlighted(hit.snippet, hit.highlights),
-                ),
-                id=str(hit.note_id),
+        wrap = self.has_class("-full")  # compact entries: one row each, cut with …
+        options = []
+        for hit in hits:
+            title, meta = note_rows(
+                highlighted(hit.title, hit.title_highlights, "bold"), hit.path, hit.date, hit.tags
             )
-            for hit in hits
-        )
+            assert isinstance(meta, PathRow)
+            meta = meta._replace(after=meta.after + Content.styled(_lacking(hit.missing), DIM))
+            # Found by meaning: the passage nearest the query, marked ≈.
+            text = (
+                Content.styled(f"≈ {hit.snippet}", "$text-accent")
+                if hit.near
+                else highlighted(hit.snippet, hit.highlights)
+            )
+            rows = [title, meta, text]
+            options.append(Option(entry(rows, wrap), id=str(hit.note_id)))
+        self.add_options(options)
         if hits:
             self.highlighted = 0
 
     def show_notes(self, notes: list[NoteSummary]) -> None:
         self.clear_options()
+        wrap = self.has_class("-full")
         self.add_options(
             Option(
-                Content.assemble(
-                    note_line(n.title, n.path, n.date, n.tags), "\n", strip_controls(n.summary)
+                entry(
+                    [
+                        *note_rows(
+                            Content.styled(one_line(n.title), "bold"), n.path, n.date, n.tags
+                        ),
+                        Content(strip_controls(n.summary)),
+                    ],
+                    wrap,
                 ),
                 id=str(n.id),
             )
@@ -153,11 +211,6 @@ class ResultList(OptionList):
 def _lacking(missing: list[str]) -> str:
     """A result that holds only some of the query's words says which it lacks, dimmed."""
     return f"  · without {', '.join(one_line(w) for w in missing)}" if missing else ""
-
-
-def _meta(date: str | None, path: str, tags: list[str]) -> str:
-    parts = ((date or "")[:10], path, " ".join(f"#{t}" for t in tags))
-    return "  ".join(one_line(p) for p in parts if p)
 
 
 class TagChip(Static):
@@ -209,32 +262,43 @@ class LinkList(OptionList):
         self.clear_options()
         for index, link in enumerate(links):
             label = f"{one_line(link.rel)}: " if link.rel else ""
-            text, target = one_line(link.text), one_line(link.target)
+            text, target = one_line(link.text), link.target
+            at = Content.styled(f"  :{link.line}", DIM)
+            rows: list[Content | PathRow]
             if link.url:
-                line = Content.assemble(
-                    (f"{label}{text}", ""), "\n", (f"↗ {one_line(link.url)}", DIM)
-                )
+                # Shown decoded (/wiki/二阶段提交), copied as written (ctrl+y).
+                rows = [
+                    Content(f"{label}{text}"),
+                    PathRow(Content("↗ "), one_line(shown_url(link.url))),
+                ]
             elif link.note_id is not None:
                 flag = {"missing-heading": "  (no such heading)", "ambiguous": "  (ambiguous)"}.get(
                     link.status, ""
                 )
-                line = Content.assemble(
-                    (f"{label}{one_line(link.note_title or '')}", "bold"),
-                    (flag, "$warning"),
-                    "\n",
-                    (f"→ {target}  :{link.line}", DIM),
-                )
-            elif link.status == "attachment":
-                line = Content.assemble((f"{label}{text}", ""), "\n", (f"attachment {target}", DIM))
+                rows = [
+                    Content.assemble(
+                        (f"{label}{one_line(link.note_title or '')}", "bold"), (flag, "$warning")
+                    ),
+                    PathRow(Content.styled("→ ", DIM), target, at),
+                ]
+            elif link.status in ("attachment", "tag", "category"):
+                what = {"tag": "notes with this tag", "category": "notes in this category"}
+                rows = [
+                    Content.assemble(
+                        f"{label}{text}", (f"  ({what.get(link.status, 'file')})", DIM)
+                    ),
+                    PathRow(Content.styled("· ", DIM), target),
+                ]
             else:
-                line = Content.assemble(
-                    (f"{label}{text}", "$error"),
-                    "\n",
-                    (f"unresolved: {target}  :{link.line}", DIM),
-                )
-            self.add_option(Option(line, id=str(index)))
+                rows = [
+                    Content.assemble((f"{label}{text}", "$error"), ("  (unresolved)", DIM)),
+                    PathRow(Content.styled("✗ ", DIM), target, at),
+                ]
+            self.add_option(Option(entry(rows), id=str(index)))
         for index, (alt, src) in enumerate(images):
-            line = Content.assemble(image_label(alt, src), "\n", (f"image {one_line(src)}", DIM))
+            line = entry(
+                [Content(image_label(alt, src)), PathRow(Content.styled("image ", DIM), src)]
+            )
             self.add_option(Option(line, id=f"image-{index}"))
         if links or images:
             self.highlighted = 0
@@ -286,10 +350,13 @@ class ConnectionList(OptionList):
             [
                 (
                     b.id,
-                    Content.assemble(
-                        (one_line((f"{b.rel}: " if b.rel else "") + b.title), "bold"),
-                        "\n",
-                        (f"{one_line(b.path)}:{b.line}", DIM),
+                    entry(
+                        [
+                            Content.styled(
+                                one_line((f"{b.rel}: " if b.rel else "") + b.title), "bold"
+                            ),
+                            PathRow(Content(), b.path, Content.styled(f":{b.line}", DIM)),
+                        ]
                     ),
                 )
                 for b in backlinks
@@ -301,10 +368,12 @@ class ConnectionList(OptionList):
             [
                 (
                     m.id,
-                    Content.assemble(
-                        (one_line(m.title), "bold"),
-                        "\n",
-                        (f"{one_line(m.path)}:{m.line or ''}  “{one_line(m.context)}”", DIM),
+                    entry(
+                        [
+                            Content.styled(one_line(m.title), "bold"),
+                            PathRow(Content(), f"{m.path}:{m.line or ''}"),
+                            Content.styled(f"“{one_line(m.context)}”", DIM),
+                        ]
                     ),
                 )
                 for m in mentions
@@ -340,7 +409,7 @@ class ConnectionList(OptionList):
             if note.id == current:
                 self.highlighted = index
 
-    def _show(self, entries: list[tuple[int | None, Content]]) -> None:
+    def _show(self, entries: list[tuple[int | None, Content | Hanging]]) -> None:
         # A note can appear several times (one backlink per line): ids go in a list,
         # not in option ids, which must be unique.
         self.note_ids = [note_id for note_id, _ in entries]

@@ -47,7 +47,7 @@ async def test_open_follow_a_link_and_come_back(sample) -> None:
         await pilot.press("alt+right")
         await settle(app, pilot)
         assert current_title(app) == "Redis 学习笔记"
-        await pilot.press("escape")
+        await pilot.press("escape", "escape")  # the link list kept the focus, then the note
         assert app.screen.id == "search"
 
 
@@ -117,7 +117,8 @@ async def test_a_link_to_a_heading_deep_in_a_long_note_scrolls_there(make_kb) ->
         await settle(app, pilot)
         assert current_title(app) == "Big note"
         assert screen.query_one("#document").scroll_y > 1000
-        await pilot.press("escape", "escape", "ctrl+t")  # back to search, clear the box
+        # From the link list: to the note, to the search, then the box cleared.
+        await pilot.press("escape", "escape", "escape", "ctrl+t")
         await settle(app, pilot)
         tree = app.screen.query_one("#tags")
         tree.select_node(next(n for n in tree.root.children if n.data == "cuda(gpu)"))
