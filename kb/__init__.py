@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 def __getattr__(name: str) -> Any:
     if name == "KnowledgeBase":
-        from kb.knowledge_base import KnowledgeBase
+        from kb.knowledge_base import KnowledgeBase  # deferred: 48 modules more
 
         return KnowledgeBase
     raise AttributeError(f"module 'kb' has no attribute {name!r}")

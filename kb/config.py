@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import re
 import stat
@@ -10,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kb.errors import KbError, file_kind
+from kb.errors import KbError, file_kind, os_error_message
 from kb.models import DEFAULT_TYPED_LINK_KEYS, PARSER_VERSION
 
 CONFIG_NAME = "kb.yaml"
@@ -82,7 +83,6 @@ class Config:
 
     def settings_signature(self) -> str:
         """The settings that change what notes mean; when they change, ingest starts over."""
-        import json
 
         return json.dumps(
             {
@@ -101,7 +101,7 @@ class Config:
 
     def site_signature(self) -> dict[str, Any] | None:
         """The static site the notes belong to (kb.sites): its config decides their URLs."""
-        from kb.sites import find_site
+        from kb.sites import find_site  # deferred: 12 modules more
 
         site = find_site(self)
         return site.signature() if site else None
@@ -186,7 +186,7 @@ def _mention_terms(value: Any, warnings: list[str]) -> dict[str, str]:
     """``{term: note}``: words that mention a note wherever they appear (Redis, CS336).
     Each term costs ``kb links`` a search, so there are at most MAX_MENTION_TERMS, at
     most a query's MAX_TERMS per note, each no longer than MAX_TERM_CHARS."""
-    from kb.query.syntax import MAX_TERMS
+    from kb.query.syntax import MAX_TERMS  # deferred: 3 modules more
 
     if not value:
         return {}
@@ -242,7 +242,7 @@ def _synonyms(value: Any, home: Path, warnings: list[str]) -> dict[str, tuple[st
 
 
 def _capped_synonyms(groups: list[list[str]], warnings: list[str]) -> dict[str, tuple[str, ...]]:
-    from kb.query.glossary import MAX_PARTNERS, crowded_terms
+    from kb.query.glossary import MAX_PARTNERS, crowded_terms  # deferred: 5 modules more
 
     if len(groups) > MAX_SYNONYM_GROUPS:
         warnings.append(
@@ -273,7 +273,7 @@ def _capped_synonyms(groups: list[list[str]], warnings: list[str]) -> dict[str, 
 
 
 def _synonym_file(path: Path, warnings: list[str]) -> list[list[str]]:
-    from kb.query.glossary import parse_glossary
+    from kb.query.glossary import parse_glossary  # deferred: 5 modules more
 
     text = read_setting_file(path, "the synonyms file", MAX_SETTING_FILE_BYTES)
     # Only the groups that will be used are parsed: normalising is most of the cost.
@@ -324,7 +324,6 @@ def read_setting_file(path: Path, setting: str, limit: int) -> str:
 
 def _os_reason(exc: OSError) -> str:
     """The cause alone, in plain words (the path is named before it)."""
-    from kb.errors import os_error_message
 
     return os_error_message(OSError(exc.errno, exc.strerror))
 
@@ -335,7 +334,7 @@ def _count(items: list[str], noun: str) -> str:
 
 def _named(items: list[str]) -> str:
     """The first few items, quoted and shortened, and how many more."""
-    from kb.text import one_line
+    from kb.text import one_line  # deferred: on first use
 
     shown = ", ".join(repr(one_line(i[:40] + ("…" if len(i) > 40 else ""))) for i in items[:_SHOWN])
     more = len(items) - _SHOWN
@@ -438,7 +437,7 @@ def _named_roots(home: Path, roots: list[str], warnings: list[str]) -> tuple[Not
 def _read_yaml(path: Path) -> dict[str, Any]:
     if not os.path.lexists(path):
         return {}
-    import yaml
+    import yaml  # deferred: loads yaml
 
     text = read_setting_file(path, "settings", MAX_SETTINGS_BYTES)
     try:
@@ -471,7 +470,7 @@ def load_settings_text(text: str) -> Any:
     """YAML without aliases: a few hundred bytes of nested aliases expand to gigabytes
     (front matter refuses them too). The events are read first, by libyaml when present,
     so nothing is built until the text is known to hold none."""
-    import yaml
+    import yaml  # deferred: loads yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     events = yaml.parse(text, Loader=loader) if _MAYBE_ALIAS.search(text) else ()

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 
 from kb.config import CONFIG_NAME, Config, load_config
 from kb.errors import KbError, UsageError
-from kb.locations import find_knowledge_base
+from kb.links.resolve import host_of_url
+from kb.locations import find_knowledge_base, init_knowledge_base, locate_knowledge_base
 from kb.store import Store, store_errors
+from kb.store.names import StoreLinkIndex
 
 if TYPE_CHECKING:
     from kb.engines.contract import EngineEntry, SearchEngine
@@ -74,7 +76,6 @@ class KnowledgeBase:
     @staticmethod
     def locate(home: Path | str | None = None, cwd: Path | None = None) -> tuple[Path, str]:
         """The knowledge base folder ``open`` would use, and which rule found it."""
-        from kb.locations import locate_knowledge_base
 
         return locate_knowledge_base(home, cwd)
 
@@ -152,7 +153,7 @@ class KnowledgeBase:
         when each is a note file (a fraction of a second, where a walk of every note takes
         1.7 s at 100,000), else every note (a folder, or a file that is not a note, may
         stand for notes anywhere under it)."""
-        from kb.ingest.walk import is_note_name
+        from kb.ingest.walk import is_note_name  # deferred: 2 modules more
 
         named = sorted(set(paths))
         if not named or not all(is_note_name(path.name) for path in named):
@@ -191,7 +192,7 @@ class KnowledgeBase:
         and the glossary; ``exact`` or ``lexical`` leave meaning out (kb/meaning). Raises
         QuerySyntaxError for bad syntax.
         """
-        from kb.query.search import run_search
+        from kb.query.search import run_search  # deferred: 10 modules more
 
         return run_search(
             self._store,
@@ -214,7 +215,7 @@ class KnowledgeBase:
     def glossary(self) -> Glossary:
         """The shipped Chinese↔English glossary with kb.yaml's ``synonyms:``, loaded once."""
         if self._glossary is None:
-            from kb.query.glossary import load_glossary
+            from kb.query.glossary import load_glossary  # deferred: on first use
 
             self._glossary = load_glossary(self.config.synonyms)
         return self._glossary
@@ -232,7 +233,7 @@ class KnowledgeBase:
     ) -> list[ListedNote]:
         """Notes that pass ``filters`` (and match ``query``, in rank order unless
         ``sort``), see ``kb.listing.list_notes``."""
-        from kb.notes.listing import list_notes
+        from kb.notes.listing import list_notes  # deferred: 5 modules more
 
         among = None
         if query:
@@ -241,7 +242,7 @@ class KnowledgeBase:
 
     @_store_errors
     def tag_counts(self, sort: str = "count") -> list[tuple[str, int]]:
-        from kb.notes.listing import tag_counts
+        from kb.notes.listing import tag_counts  # deferred: 5 modules more
 
         return tag_counts(self._store, sort)
 
@@ -258,7 +259,7 @@ class KnowledgeBase:
     @_store_errors
     def stats(self) -> KbStats:
         """Totals from stored counts (``kb stats``)."""
-        from kb.notes.listing import kb_stats
+        from kb.notes.listing import kb_stats  # deferred: 5 modules more
 
         store = self._store
         engine = self._engine_entry(store).name
@@ -267,7 +268,7 @@ class KnowledgeBase:
     @_store_errors
     def note_details(self, note: NoteRef) -> NoteDetails:
         """A note's fields and its file's Markdown (``kb show``)."""
-        from kb.notes.listing import note_details
+        from kb.notes.listing import note_details  # deferred: 5 modules more
 
         row = self._store.notes.by_id(note.id)
         if row is None:
@@ -281,7 +282,7 @@ class KnowledgeBase:
         """What moving ``note`` to ``new_path`` changes: the new bytes of every file that
         links to it (and of the note, for its own relative links), and the links left as
         they are. Reads the store and the files; writes nothing."""
-        from kb.links.moving import plan_move
+        from kb.links.moving import plan_move  # deferred: on first use
 
         return plan_move(self._store, self.config, note, new_path)
 
@@ -289,6 +290,7 @@ class KnowledgeBase:
         """Move ``note`` to ``new_path`` and rewrite every link to it, as one transaction
         (``kb.move_transaction``), then ingest. The store is brought up to date first, so
         the plan reads the links as the files hold them."""
+        # deferred: 5 modules more
         from kb.links.move_transaction import FileChange, move_lock, run_move
 
         with move_lock(self.config.index_dir):
@@ -303,7 +305,7 @@ class KnowledgeBase:
         wholly after); what was done, in one line, or None when there was none."""
         if not self.config.move_journal.exists():
             return None  # every command asks: a stat, not an import
-        from kb.links.move_transaction import recover
+        from kb.links.move_transaction import recover  # deferred: 5 modules more
 
         return recover(self.config.move_journal)
 
@@ -311,7 +313,7 @@ class KnowledgeBase:
 
     def sql(self, query: str) -> QueryResult:
         """One read-only SQL statement over the store's documented views (``kb sql``)."""
-        from kb.store.sql import read_only_query
+        from kb.store.sql import read_only_query  # deferred: on first use
 
         return read_only_query(self.config.store_path, query)
 
@@ -320,21 +322,21 @@ class KnowledgeBase:
     @_store_errors
     def find_note(self, ref: str, cwd: Path | None = None) -> NoteRef:
         """A note from a path (relative to ``cwd`` or a notes root), a title or an alias."""
-        from kb.notes.naming import find_note
+        from kb.notes.naming import find_note  # deferred: 2 modules more
 
         roots = {root.name: root.path for root in self.config.roots}
         return find_note(self._store, ref, roots, cwd or Path.cwd(), self.config.prefixed)
 
     @_store_errors
     def note_ref(self, note_id: int) -> NoteRef:
-        from kb.notes.naming import note_ref
+        from kb.notes.naming import note_ref  # deferred: 2 modules more
 
         return note_ref(self._store, note_id)
 
     @_store_errors
     def connections(self, note: NoteRef, related_limit: int = 10) -> Connections:
         """Outgoing links, backlinks, unlinked mentions and related notes of one note."""
-        from kb.links.connections import Connections, backlinks, outgoing
+        from kb.links.connections import Connections, backlinks, outgoing  # deferred: on first use
 
         return Connections(
             note,
@@ -346,7 +348,7 @@ class KnowledgeBase:
 
     @_store_errors
     def mentions(self, note_id: int) -> list[Mention]:
-        from kb.links.mentions import mentions
+        from kb.links.mentions import mentions  # deferred: 5 modules more
 
         return mentions(
             self._store,
@@ -360,7 +362,7 @@ class KnowledgeBase:
     @_store_errors
     def related(self, note_id: int, limit: int = 10) -> list[Related]:
         """Related notes with reasons; cached until the store changes."""
-        from kb.links.related import related
+        from kb.links.related import related  # deferred: 4 modules more
 
         key = (note_id, limit, self._store.generation)
         with self._lock:
@@ -373,14 +375,14 @@ class KnowledgeBase:
 
     @_store_errors
     def check(self) -> list[CheckProblem]:
-        from kb.links.check import check
+        from kb.links.check import check  # deferred: 3 modules more
 
         return check(self._store)
 
     @_store_errors
     def graph(self, with_mentions: bool = False, with_related: bool = False) -> Graph:
         """The link graph; mentions and related notes on request (they cost a query each)."""
-        from kb.links.graph import link_graph
+        from kb.links.graph import link_graph  # deferred: on first use
 
         return link_graph(
             self._store,
@@ -403,21 +405,21 @@ class KnowledgeBase:
 
     @_store_errors
     def recent(self, limit: int = 50, modified: bool = False) -> list[NoteSummary]:
-        from kb.notes.views import recent
+        from kb.notes.views import recent  # deferred: 8 modules more
 
         return recent(self._store, limit, modified)
 
     @_store_errors
     def note_page(self, note_id: int) -> NotePage:
         """A note as the reader shows it (see ``kb.views.note_page``)."""
-        from kb.notes.views import note_page
+        from kb.notes.views import note_page  # deferred: 8 modules more
 
         return note_page(self._store, note_id, self.note_file)
 
     @_store_errors
     def follow(self, note_id: int, href: str) -> Follow:
         """Where a link in a note leads (see ``kb.notes.browse.follow``)."""
-        from kb.notes.browse import follow
+        from kb.notes.browse import follow  # deferred: 6 modules more
 
         names = self._store.terms.counts
         return follow(self._link_index(), note_id, href, lambda t: [n for n, _ in names(t)])
@@ -425,9 +427,7 @@ class KnowledgeBase:
     def _link_index(self) -> LinkIndex:
         """A link index over this thread's reader that loads only the names a lookup asks
         for (kb.store.names): reading every note's names first takes a second at 100,000."""
-        from kb.links.resolve import host_of_url
-        from kb.sites import find_site, site_links
-        from kb.store.names import StoreLinkIndex
+        from kb.sites import find_site, site_links  # deferred: 5 modules more
 
         names = self._store.names
         index = StoreLinkIndex(host_of_url(self.config.site_url), self._heading_slugs, names=names)
@@ -439,21 +439,21 @@ class KnowledgeBase:
 
     @_store_errors
     def tag_tree(self) -> list[TagNode]:
-        from kb.notes.views import tag_tree
+        from kb.notes.views import tag_tree  # deferred: 8 modules more
 
         return tag_tree(self._store.terms.counts("tags"))
 
     @_store_errors
     def series(self, note_id: int) -> list[tuple[str, list[NoteSummary]]]:
         """Each series the note is in, with its notes in date order."""
-        from kb.notes.views import series
+        from kb.notes.views import series  # deferred: 8 modules more
 
         return series(self._store, note_id)
 
     def new_note(self, title: str, folder: str | None = None) -> Path:
         """Create a note file with a front-matter template; returns its path. The folder is
         ``folder``, else ``new_notes_folder`` from kb.yaml, inside the first notes root."""
-        from kb.notes.editing import create_note
+        from kb.notes.editing import create_note  # deferred: 3 modules more
 
         setting = "--folder" if folder else f"new_notes_folder in {self.home / CONFIG_NAME}"
         chosen = folder or self.config.new_notes_folder
@@ -500,7 +500,6 @@ class KnowledgeBase:
     def init(directory: Path, make_default: bool = False) -> InitResult:
         """Create a knowledge base in ``directory`` (kb.yaml, notes/, index/); with
         ``make_default``, also name it in the user config as the one used from anywhere."""
-        from kb.locations import init_knowledge_base
 
         return init_knowledge_base(directory, make_default)
 
@@ -519,7 +518,7 @@ class KnowledgeBase:
     @_store_errors
     def titles(self, note_ids: Iterable[int]) -> dict[int, str]:
         """The titles of those notes still in the store (the others are left out)."""
-        from kb.notes.views import titles
+        from kb.notes.views import titles  # deferred: 8 modules more
 
         return titles(self._store, note_ids)
 
@@ -532,7 +531,7 @@ class KnowledgeBase:
     @_store_errors
     def note_choices(self) -> list[NoteChoice]:
         """Every note, by path, for choosing one by its title."""
-        from kb.notes.views import note_choices
+        from kb.notes.views import note_choices  # deferred: 8 modules more
 
         return note_choices(self._store)
 

@@ -82,7 +82,7 @@ def _is_extender(char: str) -> bool:
 
 
 def _measure() -> Callable[[str], int]:
-    from rich.cells import get_character_cell_size
+    from rich.cells import get_character_cell_size  # deferred: loads rich
 
     return get_character_cell_size
 
@@ -196,7 +196,7 @@ def cell_width(text: str) -> int:
     if text.isascii() and text.isprintable():  # one cell each: most paths (kb list: 10,000)
         return len(text)
     if "\u200d" in text or "\ufe0f" in text:  # emoji sequences: Rich knows them
-        from rich.cells import cell_len
+        from rich.cells import cell_len  # deferred: loads rich
 
         return int(cell_len(text))
     return sum(_cells(text))  # as Rich sums them, from a table of the characters met

@@ -22,7 +22,7 @@ USER_CONFIG_NAME = "config.yaml"
 
 def user_config_path() -> Path:
     """The per-user settings file (it names the default knowledge base)."""
-    from platformdirs import user_config_dir
+    from platformdirs import user_config_dir  # deferred: loads platformdirs
 
     return Path(user_config_dir("kb", appauthor=False)) / USER_CONFIG_NAME
 
@@ -64,7 +64,7 @@ def read_default_knowledge_base() -> Path | None:
     path = user_config_path()
     if not path.is_file():
         return None
-    import yaml
+    import yaml  # deferred: loads yaml
 
     try:
         text = read_setting_file(path, "the user config", MAX_SETTINGS_BYTES)
@@ -88,7 +88,7 @@ def init_knowledge_base(directory: Path, make_default: bool = False) -> InitResu
     """Create a knowledge base in ``directory``: kb.yaml with the notes roots the folder's
     layout calls for (a Hugo, Jekyll or docs site, a vault, a folder of Markdown), and
     index/. What is already there is kept; notes/ is made only when no notes exist yet."""
-    from kb.sites.layout import detect_layout, inferred_site_hosts
+    from kb.sites.layout import detect_layout, inferred_site_hosts  # deferred: 13 modules more
 
     directory.mkdir(parents=True, exist_ok=True)
     config = directory / CONFIG_NAME
@@ -121,7 +121,7 @@ def init_knowledge_base(directory: Path, make_default: bool = False) -> InitResu
 
 
 def write_default_knowledge_base(home: Path) -> Path:
-    import yaml
+    import yaml  # deferred: loads yaml
 
     path = user_config_path()
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from functools import cache
 
@@ -68,7 +69,6 @@ def _json_escape(match: re.Match[str]) -> str:
 def json_text(data: object, indent: int | None = None) -> str:
     """JSON with exact values, yet safe to print: ``json.dumps`` escapes C0 controls but,
     without ``ensure_ascii``, lets DEL, C1 and bidi controls through raw."""
-    import json
 
     return _JSON_UNSAFE.sub(_json_escape, json.dumps(data, ensure_ascii=False, indent=indent))
 

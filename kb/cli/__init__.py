@@ -8,6 +8,8 @@ every command prints and how it fails is kb/cli/output.py.
 
 from __future__ import annotations
 
+import importlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ import click
 
 from kb import __version__
 from kb.cli.output import EXIT_INTERRUPTED, Stopped, fail, open_kb
-from kb.errors import KbError
+from kb.errors import KbError, os_error_message
 
 # Each command, as module:function, imported only when
 # one of them runs (or is listed).
@@ -54,8 +56,6 @@ class KbGroup(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
-            import importlib
-
             module, _, name = LAZY_COMMANDS[cmd_name].rpartition(":")  # "module:name"
             found = importlib.import_module(module or "kb.cli.notes")
             self.add_command(getattr(found, name), cmd_name)
@@ -69,8 +69,6 @@ class KbGroup(click.Group):
         except BrokenPipeError:
             raise  # click ends quietly when the reader of a pipe goes away
         except OSError as exc:
-            from kb.errors import os_error_message
-
             fail(ctx, os_error_message(exc), 1)
         except Stopped as exc:
             click.echo(
@@ -114,16 +112,15 @@ def cli(ctx: click.Context, kb_dir: Path | None, color: str) -> None:
         kb = open_kb(ctx)
         if not sys.stdin.isatty() or not sys.stdout.isatty():
             raise click.UsageError("the terminal UI needs a terminal; see 'kb --help'")
-        from kb.tui.app import run
+        from kb.tui.app import run  # deferred: loads linkify_it, markdown_it, platformdirs, rich …
 
         run(kb)
 
 
 def main() -> None:
-    import os
 
     if "_KB_COMPLETE" in os.environ:  # the shell asks for completions: kb's own shells
-        from kb.cli.shell_completion import register_shells
+        from kb.cli.shell_completion import register_shells  # deferred: loads click
 
         register_shells()
     cli(prog_name="kb")

@@ -13,25 +13,25 @@ if TYPE_CHECKING:
 
 
 def complete_note(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.cli.shell_completion import complete_notes
+    from kb.cli.shell_completion import complete_notes  # deferred: loads click
 
     return complete_notes(completion_kb(ctx), incomplete)
 
 
 def complete_tag(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.cli.shell_completion import complete_terms
+    from kb.cli.shell_completion import complete_terms  # deferred: loads click
 
     return complete_terms(completion_kb(ctx), "tags", incomplete)
 
 
 def complete_series(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.cli.shell_completion import complete_terms
+    from kb.cli.shell_completion import complete_terms  # deferred: loads click
 
     return complete_terms(completion_kb(ctx), "series", incomplete)
 
 
 def complete_query(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
-    from kb.cli.shell_completion import complete_query
+    from kb.cli.shell_completion import complete_query  # deferred: loads click
 
     return complete_query(completion_kb(ctx), incomplete)
 
@@ -39,7 +39,7 @@ def complete_query(ctx: click.Context, param: click.Parameter, incomplete: str) 
 def completion_kb(ctx: click.Context) -> KnowledgeBase | None:
     """The knowledge base while the shell completes a word (the group's callback has not
     run, so --kb is read from the parsed parameters); None when there is none."""
-    from kb.knowledge_base import KnowledgeBase
+    from kb.knowledge_base import KnowledgeBase  # deferred: 32 modules more
 
     try:
         return KnowledgeBase.open(ctx.find_root().params.get("kb_dir"))

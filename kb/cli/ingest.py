@@ -12,6 +12,8 @@ from kb.cli.output import (
     check_exists,
     ingest_summary,
     open_kb,
+    path_line,
+    relative_path,
     show_problems,
     stop_on_signals,
 )
@@ -36,7 +38,7 @@ def init(directory: Path, make_default: bool) -> None:
     VuePress, Docusaurus or MkDocs docs folder or a folder of Markdown is read where its
     notes are; kb says what it chose. In a git repository it also writes
     index/.gitignore (*), so the store stays out of git."""
-    from kb.knowledge_base import KnowledgeBase
+    from kb.knowledge_base import KnowledgeBase  # deferred: 32 modules more
 
     made = KnowledgeBase.init(directory, make_default)
     click.echo(f"knowledge base ready in {made.home}")
@@ -50,8 +52,6 @@ def init(directory: Path, make_default: bool) -> None:
         return
     ignore = keep_out_of_git(index_dir)
     if ignore is not None:
-        from kb.cli.output import path_line, relative_path
-
         click.echo(f"kept the store out of git: wrote {path_line(relative_path(ignore))} (*)")
 
 
@@ -121,12 +121,12 @@ def ingest(
         )
     show_problems(stats)
     if as_json:
-        from kb.text import json_text
+        from kb.text import json_text  # deferred: on first use
 
         click.echo(json_text(stats.counts()))
         return
     if verbose:
-        from kb.text import one_line
+        from kb.text import one_line  # deferred: on first use
 
         for action, path in stats.changes:
             click.echo(f"{action:8} {one_line(path)}")

@@ -36,7 +36,7 @@ def terminal_width() -> int | None:
 
 def columns() -> int:
     """The terminal's width in cells: ``COLUMNS``, else the terminal's own, else 80."""
-    import shutil
+    import shutil  # deferred: 7 modules more
 
     return max(shutil.get_terminal_size((80, 24)).columns, MIN_WIDTH)
 
@@ -67,7 +67,7 @@ def wrapped_lines(
     a number or a path, nor inside the spans in ``keep``), each line after ``indent`` (the
     first after ``first_indent`` when given), with the matches in ``spans`` highlighted
     and the text made safe."""
-    from kb.linebreak import break_lines, cell_width
+    from kb.linebreak import break_lines, cell_width  # deferred: 4 modules more
 
     first = indent if first_indent is None else first_indent
     room = max(width - max(cell_width(indent), cell_width(first)), 1)

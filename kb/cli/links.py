@@ -43,11 +43,11 @@ def links(ctx: click.Context, note: str, as_json: bool, related_limit: int) -> N
     kb = open_kb(ctx)
     found = kb.connections(kb.find_note(note), related_limit=related_limit)
     if as_json:
-        from kb.text import json_text
+        from kb.text import json_text  # deferred: on first use
 
         click.echo(json_text(found.as_json(), indent=2))
         return
-    from kb.cli.layout import terminal_width
+    from kb.cli.layout import terminal_width  # deferred: on first use
 
     external = []
     if any(link.status == "external" for link in found.outgoing):  # their text: the page's
@@ -60,8 +60,8 @@ def _print_connections(found: Connections, external: list[PageLink], width: int 
     a line when piped. On a terminal (``width`` cells) no line is wider: titles are cut
     at the end and paths and URLs in the middle with ``…``, quoted lines and reasons wrap
     where kb's line breaker allows."""
-    from kb.links.check import shown_target
-    from kb.text import one_line, shown_url
+    from kb.links.check import shown_target  # deferred: 6 modules more
+    from kb.text import one_line, shown_url  # deferred: on first use
 
     lines = Lines(width)
     lines.pair("", one_line(found.note.title), one_line(found.note.path), "", sep="\n")
@@ -129,8 +129,8 @@ class Lines:
         suffix, a line number or a flag, are kept)."""
         between = sep if name and path else ""
         if self.width is not None:
-            from kb.cli.layout import share_widths
-            from kb.linebreak import cell_width, cut_end, cut_middle
+            from kb.cli.layout import share_widths  # deferred: on first use
+            from kb.linebreak import cell_width, cut_end, cut_middle  # deferred: 4 modules more
 
             fixed = cell_width(label) + cell_width(suffix)
             if sep == "\n":  # two lines: each gets the width
@@ -147,12 +147,12 @@ class Lines:
         if self.width is None:
             self.lines.append(first_indent + text)
             return
-        from kb.cli.layout import wrapped_lines
+        from kb.cli.layout import wrapped_lines  # deferred: on first use
 
         self.lines += wrapped_lines(text, self.width, indent, first_indent=first_indent)
 
     def echo(self) -> None:
-        from kb.cli.layout import echo_lines
+        from kb.cli.layout import echo_lines  # deferred: on first use
 
         echo_lines(self.lines, color=False)
 
@@ -168,17 +168,17 @@ def check(ctx: click.Context, as_json: bool) -> None:
 
     Exit codes: 0 no problems, 1 problems found (or no store yet).
     """
-    from dataclasses import asdict
+    from dataclasses import asdict  # deferred: 2 modules more
 
-    from kb.links.check import shown_path
-    from kb.text import json_text, one_line
+    from kb.links.check import shown_path  # deferred: 6 modules more
+    from kb.text import json_text, one_line  # deferred: on first use
 
     kb = open_kb(ctx)
     problems = kb.check()
     if as_json:
         click.echo(json_text([asdict(p) for p in problems], indent=2))
     else:
-        from kb.cli.layout import terminal_width, wrapped_lines
+        from kb.cli.layout import terminal_width, wrapped_lines  # deferred: on first use
 
         width = terminal_width()
         lines = []
@@ -225,7 +225,7 @@ def check(ctx: click.Context, as_json: bool) -> None:
 @click.pass_context
 def graph(ctx: click.Context, fmt: str, with_mentions: bool, with_related: bool) -> None:
     """Export the link graph (explicit links; optionally mentions and related notes)."""
-    from kb.links.graph import render
+    from kb.links.graph import render  # deferred: 5 modules more
 
     kb = open_kb(ctx)
     for piece in render(kb.graph(with_mentions, with_related), fmt):  # never all at once

@@ -20,7 +20,7 @@ def lsp(ctx: click.Context, stdio: bool) -> None:
     the knowledge base (--kb, else the workspace folder, else the usual search); see
     docs/editors.md. Nothing but the protocol goes to stdout."""
     try:
-        from kb.lsp.server import serve
+        from kb.lsp.server import serve  # deferred: loads attrs, cattrs, lsprotocol, pygls
     except ImportError as exc:
         missing = getattr(exc, "name", None) or "pygls"
         click.echo(

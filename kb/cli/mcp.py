@@ -6,6 +6,8 @@ inside the command, so no other command pays for it.
 
 from __future__ import annotations
 
+import importlib.util
+
 import click
 
 from kb.cli.output import open_kb
@@ -45,7 +47,6 @@ def mcp(ctx: click.Context, write: bool, http_port: int | None, token: str | Non
     kb://note/{path} and kb://tags. Logs go to stderr; stdout carries only the protocol.
     See docs/assistants.md for each client's configuration.
     """
-    import importlib.util
 
     if importlib.util.find_spec("mcp") is None:
         click.echo(f"kb: {INSTALL_HINT}", err=True)
@@ -53,18 +54,18 @@ def mcp(ctx: click.Context, write: bool, http_port: int | None, token: str | Non
     if http_port is not None and not token:
         raise UsageError(f"--http needs a bearer token: give --token or set {TOKEN_VARIABLE}")
     kb = open_kb(ctx)
-    from kb.mcp.answers import log_to_stderr
+    from kb.mcp.answers import log_to_stderr  # deferred: loads mcp_types, pydantic, pydantic_core
 
     log_to_stderr()
-    from kb.mcp.server import build_server
+    from kb.mcp.server import build_server  # deferred: loads anyio, cryptography, httpx2, mcp …
 
     server = build_server(kb, writable=write)
     if http_port is None:
-        from kb.mcp.transport import serve_stdio
+        from kb.mcp.transport import serve_stdio  # deferred: 8 modules more
 
         serve_stdio(server)
     else:
-        from kb.mcp.transport import serve_http
+        from kb.mcp.transport import serve_http  # deferred: 8 modules more
 
         assert token is not None
         serve_http(server, http_port, token)

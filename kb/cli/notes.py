@@ -4,6 +4,9 @@
 
 from __future__ import annotations
 
+import functools
+import os
+import platform
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -13,6 +16,7 @@ import click
 from kb import __version__
 from kb.cli import layout
 from kb.cli.complete import complete_note, complete_query, complete_series, complete_tag
+from kb.cli.layout import GAP, columns, echo_lines, share_widths, terminal_width
 from kb.cli.output import open_kb, path_line, use_color, warn_settings
 from kb.cli.search import SearchCommand
 from kb.errors import KbError
@@ -39,7 +43,6 @@ class ListingOutput(NamedTuple):
 
 def _listing_options(func: Callable[..., None]) -> Callable[..., None]:
     """--format, --json, --jsonl and -0, handed to the command as one ``output``."""
-    import functools
 
     @functools.wraps(func)
     def wrapper(
@@ -72,9 +75,8 @@ def _listing_options(func: Callable[..., None]) -> Callable[..., None]:
 
 def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOutput) -> None:
     """Notes as a table on a terminal, one file a line when piped, or as asked."""
-    import os
 
-    from kb.text import json_text, strip_controls
+    from kb.text import json_text, strip_controls  # deferred: on first use
 
     files = [os.path.relpath(kb.note_file(note.root, note.rel)) for note in notes]
     if output.as_json:
@@ -87,7 +89,7 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
         for file in files:
             click.echo(os.fsencode(file) + b"\0", nl=False)
     elif output.template is not None:
-        from kb.notes.listing import format_note
+        from kb.notes.listing import format_note  # deferred: 8 modules more
 
         for note, file in zip(notes, files, strict=True):
             click.echo(strip_controls(format_note(output.template, note.fields(file))))
@@ -102,9 +104,8 @@ def _print_table(notes: list[ListedNote], files: list[str], color: bool) -> None
     """Date, title and file in columns padded by display width, in the terminal's width:
     a title that does not fit is cut at its end, a file in its middle, with ``…``; no
     line wraps. The date column is left out when no note has a date."""
-    from kb.cli.layout import GAP, columns, echo_lines, share_widths
-    from kb.linebreak import cell_width, cut_end, cut_middle, pad
-    from kb.text import one_line
+    from kb.linebreak import cell_width, cut_end, cut_middle, pad  # deferred: 4 modules more
+    from kb.text import one_line  # deferred: on first use
 
     dates = [(note.date or "")[:10] for note in notes]
     titles = [one_line(note.title) for note in notes]
@@ -153,9 +154,8 @@ def show(ctx: click.Context, note: str, raw: bool, as_json: bool, no_pager: bool
     a file name, a close misspelling or the pinyin of a Chinese title (xcgs). Exit codes:
     0 shown, 1 no store yet, 2 NOTE names no note or several.
     """
-    import os
 
-    from kb.text import json_text, strip_controls
+    from kb.text import json_text, strip_controls  # deferred: on first use
 
     kb = open_kb(ctx)
     details = kb.note_details(kb.find_note(note))
@@ -173,11 +173,11 @@ def show(ctx: click.Context, note: str, raw: bool, as_json: bool, no_pager: bool
 def _render_note(details: NoteDetails, console: Console) -> None:
     """The note's body as Rich renders Markdown, under its title, date, path and tags.
     Note text is never read as Rich markup, and links are shown, not made hyperlinks."""
-    from rich.markdown import Markdown
-    from rich.text import Text
+    from rich.markdown import Markdown  # deferred: loads linkify_it, markdown_it, pygments, rich
+    from rich.text import Text  # deferred: loads rich
 
-    from kb.notes.listing import markdown_body
-    from kb.text import clean_text, one_line
+    from kb.notes.listing import markdown_body  # deferred: 8 modules more
+    from kb.text import clean_text, one_line  # deferred: on first use
 
     console.print(Text(one_line(details.title), style="bold"))
     tags = " ".join(f"#{one_line(tag)}" for tag in details.tags)
@@ -251,7 +251,7 @@ def list_command(
     On a terminal a table (date, title, file); piped, one file a line, relative to this
     folder. Exit codes: 0 listed (even none), 1 no store yet, 2 usage.
     """
-    from kb.notes.listing import ListFilters, parse_date, parse_moment
+    from kb.notes.listing import ListFilters, parse_date, parse_moment  # deferred: 8 modules more
 
     kb = open_kb(ctx)
     filters = ListFilters(
@@ -284,7 +284,7 @@ def list_command(
 @click.pass_context
 def recent(ctx: click.Context, limit: int, output: ListingOutput) -> None:
     """The notes whose files changed last, newest first."""
-    from kb.notes.listing import ListFilters
+    from kb.notes.listing import ListFilters  # deferred: 8 modules more
 
     kb = open_kb(ctx)
     _print_listed(kb, kb.list_notes(ListFilters(), sort="modified", limit=limit), output)
@@ -303,7 +303,7 @@ def recent(ctx: click.Context, limit: int, output: ListingOutput) -> None:
 @click.pass_context
 def tags(ctx: click.Context, tree: bool, sort: str, as_json: bool) -> None:
     """Every tag with the number of notes that have it."""
-    from kb.text import json_text, one_line
+    from kb.text import json_text, one_line  # deferred: on first use
 
     kb = open_kb(ctx)
     if tree:
@@ -324,7 +324,7 @@ def tags(ctx: click.Context, tree: bool, sort: str, as_json: bool) -> None:
 
 
 def _print_tag_tree(nodes: list[TagNode], depth: int, sort: str) -> None:
-    from kb.text import one_line
+    from kb.text import one_line  # deferred: on first use
 
     if sort == "count":
         nodes = sorted(nodes, key=lambda node: (-node.count, node.name.casefold()))
@@ -337,12 +337,11 @@ def _print_tag_tree(nodes: list[TagNode], depth: int, sort: str) -> None:
 def _fitter(taken: int) -> Callable[[str], str]:
     """On a terminal: a tag cut with ``…`` to what ``taken`` cells leave of the line;
     piped: the tag whole."""
-    from kb.cli.layout import terminal_width
 
     width = terminal_width()
     if width is None:
         return lambda text: text
-    from kb.linebreak import cut_end
+    from kb.linebreak import cut_end  # deferred: 4 modules more
 
     return lambda text: cut_end(text, max(width - taken, 1))
 
@@ -362,7 +361,7 @@ def _tag_node_json(node: TagNode) -> dict[str, Any]:
 def stats(ctx: click.Context, as_json: bool) -> None:
     """Notes, words, tags, links, notes by year, store and index size, engine, last
     ingest: from the store's counts, without reading any note."""
-    from kb.text import json_text
+    from kb.text import json_text  # deferred: on first use
 
     found = open_kb(ctx).stats()
     if as_json:
@@ -406,11 +405,10 @@ def _size(count: int) -> str:
 def info(ctx: click.Context, as_json: bool) -> None:
     """Which knowledge base kb uses and why (--kb, KB_HOME, the upward search, the
     default), its notes roots, store, engine and config file, and the versions."""
-    import platform
 
-    from kb.engines.registry import DEFAULT_ENGINE
-    from kb.knowledge_base import KnowledgeBase
-    from kb.text import json_text, one_line
+    from kb.engines.registry import DEFAULT_ENGINE  # deferred: 2 modules more
+    from kb.knowledge_base import KnowledgeBase  # deferred: 32 modules more
+    from kb.text import json_text, one_line  # deferred: on first use
 
     home, reason = KnowledgeBase.locate(ctx.obj.get("kb_dir"))
     kb = KnowledgeBase.open(home)

@@ -4,11 +4,14 @@ prints them, colour, warnings, ingest summaries.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
+
+from kb.errors import UsageError
 
 if TYPE_CHECKING:
     from kb.ingest.run import IngestStats
@@ -23,7 +26,7 @@ MAX_WARNINGS_SHOWN = 20
 
 def fail(ctx: click.Context, message: str, exit_code: int) -> None:
     """A domain error: one line on stderr, then its own exit code."""
-    from kb.text import strip_controls
+    from kb.text import strip_controls  # deferred: on first use
 
     click.echo(f"kb: {strip_controls(message)}", err=True)  # messages can quote note paths
     ctx.exit(exit_code)
@@ -40,7 +43,7 @@ class Stopped(KeyboardInterrupt):
 
 def stop_on_signals() -> None:
     """Let SIGTERM and SIGHUP end the command through the same path as Ctrl-C."""
-    import signal
+    import signal  # deferred: on first use
 
     def stop(signum: int, frame: object) -> None:
         # Once only: a second signal during the rollback ends the process at once (the OS
@@ -53,7 +56,7 @@ def stop_on_signals() -> None:
 
 
 def open_kb(ctx: click.Context) -> KnowledgeBase:
-    from kb.knowledge_base import KnowledgeBase
+    from kb.knowledge_base import KnowledgeBase  # deferred: 32 modules more
 
     kb = KnowledgeBase.open(ctx.obj.get("kb_dir"))
     warn_settings(kb)
@@ -65,7 +68,7 @@ def open_kb(ctx: click.Context) -> KnowledgeBase:
 
 def warn_settings(kb: KnowledgeBase) -> None:
     """What kb.yaml asks for that kb did only in part, one line each, on stderr."""
-    from kb.text import strip_controls
+    from kb.text import strip_controls  # deferred: on first use
 
     for warning in kb.config.warnings:
         click.echo(f"kb: warning: {kb.home / 'kb.yaml'}: {strip_controls(warning)}", err=True)
@@ -74,7 +77,6 @@ def warn_settings(kb: KnowledgeBase) -> None:
 def use_color() -> bool:
     """Colour when --color=always, never with --color=never; by default on a terminal
     unless NO_COLOR is set."""
-    import os
 
     ctx = click.get_current_context(silent=True)
     choice = (ctx.find_root().obj or {}).get("color", "auto") if ctx else "auto"
@@ -85,14 +87,13 @@ def use_color() -> bool:
 
 def path_line(path: str) -> str:
     """A file path on one line, safe to print; any ordinary name stays exact (for xargs)."""
-    from kb.text import strip_controls
+    from kb.text import strip_controls  # deferred: on first use
 
     return strip_controls(path).replace("\n", " ")
 
 
 def relative_path(file: Path) -> str:
     """A path from the current folder, as kb prints them."""
-    import os
 
     return os.path.relpath(file)
 
@@ -110,7 +111,7 @@ def ingest_summary(stats: IngestStats) -> str:
 
 
 def show_problems(stats: IngestStats) -> None:
-    from kb.text import one_line
+    from kb.text import one_line  # deferred: on first use
 
     for path, problem in stats.problems[:MAX_WARNINGS_SHOWN]:
         where = f"{path}:{problem.line}" if problem.line else path
@@ -131,7 +132,9 @@ class ProgressReporter:
     def __enter__(self) -> Any:
         if not self.enabled:
             return None
-        from rich.console import Console
+        from rich.console import Console  # deferred: loads rich
+
+        # deferred: loads rich
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         self.bar = Progress(
@@ -157,7 +160,7 @@ class ProgressReporter:
 def highlight(text: str, spans: list[tuple[int, int]], color: bool, bold: bool = False) -> str:
     """Note text with its matches in colour; the text itself is never interpreted.
     Made safe piece by piece, so the spans still point into the text."""
-    from kb.text import strip_controls
+    from kb.text import strip_controls  # deferred: on first use
 
     if not color:
         return strip_controls(text)
@@ -173,9 +176,6 @@ def highlight(text: str, spans: list[tuple[int, int]], color: bool, bold: bool =
 def check_exists(kb: KnowledgeBase, path: Path) -> None:
     """A missing PATH outside every notes root is a typo: say it does not exist. Inside a
     root it may be a note deleted since the last ingest, which the ingest removes."""
-    import os
-
-    from kb.errors import UsageError
 
     if os.path.lexists(path):
         return

@@ -101,7 +101,7 @@ def break_lines_the_kb_way() -> None:
     the app does, kb/tui/wrapping.py). Only where lines break changes, never the text."""
     import rich.text  # rich: only the commands that render load it
 
-    from kb.linebreak import break_lines
+    from kb.linebreak import break_lines  # deferred: 4 modules more
 
     spaces_only = rich.text.divide_line
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import click
@@ -152,9 +153,7 @@ def search(
         elif not complete:
             click.echo("kb: no note holds every word; these hold some of them", err=True)
     if as_json:
-        import os
-
-        from kb.text import json_text
+        from kb.text import json_text  # deferred: on first use
 
         # `path` stays relative to the notes root; `file` is the path from this folder.
         found = [
@@ -163,8 +162,6 @@ def search(
         ]
         click.echo(json_text(found, indent=2))
     elif as_paths or print0:
-        import os
-
         for hit in hits:
             file = os.path.relpath(kb.note_file(hit.root, hit.rel))
             if print0:  # the exact name, for xargs -0
@@ -177,7 +174,7 @@ def search(
         shown = f"{len(hits)} note" if len(hits) == 1 else f"{len(hits)} notes"
         click.echo(f"kb: showing the first {shown} of more; use --all or a larger -n", err=True)
     if not hits:
-        from kb.text import one_line
+        from kb.text import one_line  # deferred: on first use
 
         # The suggestion is a word from the notes.
         hint = f" (did you mean: {one_line(results.suggestion)}?)" if results.suggestion else ""
@@ -190,8 +187,8 @@ def _print_hits(hits: list[SearchHit]) -> None:
     terminal the title is cut with ``…`` at its end and the path in its middle, and the
     snippet wraps at the terminal's width where kb's line breaker allows (never inside a
     Latin word, a number or a path); piped, each of them is one whole line."""
-    from kb.cli.layout import terminal_width
-    from kb.text import one_line
+    from kb.cli.layout import terminal_width  # deferred: on first use
+    from kb.text import one_line  # deferred: on first use
 
     color = use_color()
     width = terminal_width()
@@ -220,9 +217,9 @@ def _print_hits(hits: list[SearchHit]) -> None:
 
 
 def _print_hits_fitted(hits: list[SearchHit], width: int, color: bool) -> None:
-    from kb.cli.layout import GAP, echo_lines, wrapped_lines
-    from kb.linebreak import cell_width, cut_end, cut_middle
-    from kb.text import one_line
+    from kb.cli.layout import GAP, echo_lines, wrapped_lines  # deferred: on first use
+    from kb.linebreak import cell_width, cut_end, cut_middle  # deferred: 4 modules more
+    from kb.text import one_line  # deferred: on first use
 
     def dim(text: str) -> str:
         return click.style(text, dim=True) if color and text else text

@@ -14,6 +14,7 @@ from click.shell_completion import (
     CompletionItem,
     FishComplete,
     add_completion_class,
+    get_completion_class,
     split_arg_string,
 )
 
@@ -169,7 +170,6 @@ def register_shells() -> None:
 
 def completion_script(shell: str, cli: Any) -> str:
     """The script ``kb completion SHELL`` prints."""
-    from click.shell_completion import get_completion_class
 
     register_shells()
     complete = get_completion_class(shell)

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 def write_rows(columns: list[str], rows: Iterable[tuple[Any, ...]], fmt: str, out: TextIO) -> None:
     if fmt in ("json", "jsonl"):
+        # deferred: loads click_default_group, dateutil, numpy, pluggy …
         from sqlite_utils.cli import output_rows
 
         for line in output_rows(rows, columns, nl=fmt == "jsonl", arrays=False, json_cols=False):
@@ -27,11 +28,11 @@ def write_rows(columns: list[str], rows: Iterable[tuple[Any, ...]], fmt: str, ou
 
 
 def _table(columns: list[str], rows: Iterable[tuple[Any, ...]], out: TextIO) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    from rich.console import Console  # deferred: loads rich
+    from rich.table import Table  # deferred: loads rich
+    from rich.text import Text  # deferred: loads rich
 
-    from kb.text import one_line
+    from kb.text import one_line  # deferred: on first use
 
     table = Table(*columns, show_edge=False, header_style="bold", pad_edge=False)
     for row in rows:

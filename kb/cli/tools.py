@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kb.cli import pager
+from kb.cli import cli, pager
 from kb.cli.output import open_kb
 from kb.errors import KbError
 from kb.help import TOPICS, page, topic_named
@@ -32,7 +32,7 @@ def open_command(ctx: click.Context, text: tuple[str, ...]) -> None:
         note_id: int | None = kb.find_note(wanted).id
     except KbError:  # none or several (or no store yet): let the search screen show them
         note_id = None
-    from kb.tui.app import run
+    from kb.tui.app import run  # deferred: loads linkify_it, markdown_it, platformdirs, rich …
 
     run(kb, note_id=note_id, query="" if note_id is not None else wanted)
 
@@ -58,7 +58,7 @@ def sql(ctx: click.Context, query: str, fmt: str | None) -> None:
     """
     result = open_kb(ctx).sql(query)
     fmt = fmt or ("table" if sys.stdout.isatty() else "json")
-    from kb.cli.sql_output import write_rows
+    from kb.cli.sql_output import write_rows  # deferred: 3 modules more
 
     write_rows(result.columns, result.rows, fmt, sys.stdout)
 
@@ -76,8 +76,7 @@ def completion(shell: str) -> None:
     It completes commands, options, notes (titles and paths) for NOTE, tags after tag:
     and --tag, and series after series: and --series.
     """
-    from kb.cli import cli
-    from kb.cli.shell_completion import completion_script
+    from kb.cli.shell_completion import completion_script  # deferred: loads click
 
     click.echo(completion_script(shell, cli))
 

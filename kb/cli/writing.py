@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from kb.cli.complete import complete_note
-from kb.cli.output import fail, open_kb, path_line, relative_path, show_problems
-from kb.errors import KbError
+from kb.cli.output import fail, open_kb, path_line, relative_path, show_problems, stop_on_signals
+from kb.errors import KbError, StoreError, UsageError
 
 if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
@@ -32,7 +33,7 @@ def new(
     (--force-new makes another). kb prints the note's file from this folder. If the
     editor cannot start, the note is kept and ingested, and kb exits 1.
     """
-    from kb.notes.editing import editor_command, start_editor
+    from kb.notes.editing import editor_command, start_editor  # deferred: 4 modules more
 
     kb = open_kb(ctx)
     text = " ".join(title)
@@ -49,7 +50,7 @@ def new(
     kb.ingest_file(path)  # the file is kept and ingested, edited or not
     shown = path_line(relative_path(path))  # from this folder, as every command prints
     if existing:  # stderr: stdout stays the one path a script reads
-        from kb.text import one_line
+        from kb.text import one_line  # deferred: on first use
 
         done = "nothing made" if no_edit else "opened it"
         click.echo(
@@ -65,7 +66,6 @@ def _meant_destination(kb: KnowledgeBase, new_path: str) -> str | None:
     """``kb mv redis posts/`` typed where ``posts/`` is no folder but ``notes/posts/`` is: the
     path from here the user most likely meant, inside a notes root; None when NEW_PATH lies
     in a root already, is absolute, or no root holds its folder."""
-    import os
 
     typed = Path(new_path).expanduser()
     if typed.is_absolute() or not new_path.strip():
@@ -89,8 +89,7 @@ def _meant_destination(kb: KnowledgeBase, new_path: str) -> str | None:
 def _note_titled(kb: KnowledgeBase, title: str) -> Path | None:
     """The file of the note titled ``title`` (any case), if the store holds one; a usage
     error when several are, so kb never opens the wrong one."""
-    from kb.errors import StoreError, UsageError
-    from kb.notes.editing import notes_titled
+    from kb.notes.editing import notes_titled  # deferred: 4 modules more
 
     if not kb.config.store_path.exists():
         return None  # nothing ingested yet
@@ -99,7 +98,7 @@ def _note_titled(kb: KnowledgeBase, title: str) -> Path | None:
     except StoreError:
         return None  # from an older kb: the ingest after the edit upgrades it
     if len(same) > 1:
-        from kb.text import one_line
+        from kb.text import one_line  # deferred: on first use
 
         listing = "; ".join(one_line(note.path) for note in same)
         raise UsageError(
@@ -118,7 +117,7 @@ def edit(ctx: click.Context, note: str) -> None:
     NOTE is named as for 'kb show'. If the editor cannot start, kb says so, ingests the
     note anyway and exits 1.
     """
-    from kb.notes.editing import editor_command, start_editor
+    from kb.notes.editing import editor_command, start_editor  # deferred: 4 modules more
 
     kb = open_kb(ctx)
     details = kb.note_details(kb.find_note(note))
@@ -155,15 +154,12 @@ def mv(ctx: click.Context, note: str, new_path: str, dry_run: bool) -> None:
     ingests. Exit codes: 0 moved, 1 could not, 2 NOTE names no note or several, NEW_PATH
     exists, is outside the notes roots or in a folder kb does not read.
     """
-    from kb.cli.output import stop_on_signals
-    from kb.text import one_line
+    from kb.text import one_line  # deferred: on first use
 
     kb = open_kb(ctx)
     found = kb.find_note(note)
     meant = _meant_destination(kb, new_path)
     if meant is not None:
-        from kb.errors import UsageError
-
         roots = ", ".join(str(root.path) for root in kb.config.roots)
         raise UsageError(f"{new_path} is outside every notes root ({roots}); did you mean {meant}?")
     if dry_run:

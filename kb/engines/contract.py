@@ -180,7 +180,7 @@ def more_like_this(
 def _is_mlt_term(token: str, cjk: bool) -> bool:
     """Words worth comparing notes by: Latin words of 3+ letters, Chinese dictionary words
     of 2+ characters, neither of them a stop word."""
-    from kb.query.stopwords import is_stop_word
+    from kb.query.stopwords import is_stop_word  # deferred: 2 modules more
 
     if is_stop_word(token):
         return False
@@ -203,7 +203,7 @@ def chinese_words(run: str) -> list[str]:
     pieces of a longer word (实现|高|可用); numbers with their measure word go too."""
     import rjieba  # ~110 ms to load: only related notes and indexing need it
 
-    from kb.query.stopwords import is_stop_word
+    from kb.query.stopwords import is_stop_word  # deferred: 2 modules more
 
     words: list[str] = []
     for word in rjieba.cut(run):
@@ -243,7 +243,7 @@ def index_tokens(word: str) -> list[str]:
 def document_terms(document: SearchDocument) -> Counter[str]:
     """Whole-word counts of a document (Latin words and Chinese dictionary words, no stop
     words), title and headings counting more than body text."""
-    from kb.query.tokenize import normalise, segments
+    from kb.query.tokenize import normalise, segments  # deferred: 17 modules more
 
     counts: Counter[str] = Counter()
     body = _LATEX_COMMAND.sub(" ", document.body)  # \frac, \text: markup, not words

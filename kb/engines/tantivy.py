@@ -407,7 +407,7 @@ class TantivyEntry(EngineEntry):
     def writer(self, store: Store) -> DroppedFts5:
         # The store keeps no FTS5 index meanwhile; a switch back to FTS5 rebuilds it.
         require()  # before the store is written: choosing tantivy without it says so
-        from kb.engines.fts5 import DroppedFts5
+        from kb.engines.fts5 import DroppedFts5  # deferred: 23 modules more
 
         return DroppedFts5(store)
 

@@ -78,8 +78,8 @@ def _require() -> None:
 
 
 def _schema() -> Any:
-    from whoosh import fields
-    from whoosh.analysis import SpaceSeparatedTokenizer
+    from whoosh import fields  # deferred: loads whoosh
+    from whoosh.analysis import SpaceSeparatedTokenizer  # deferred: loads whoosh
 
     tokens = SpaceSeparatedTokenizer()  # kb has tokenized already: split on spaces only
     text = {f: fields.TEXT(analyzer=tokens, phrase=True) for f in FIELDS}
@@ -123,7 +123,7 @@ class WhooshIndex:
         self.path = index_dir / FOLDER
 
     def exists(self) -> bool:
-        from whoosh import index
+        from whoosh import index  # deferred: loads whoosh
 
         if not self.path.is_dir():
             return False
@@ -135,7 +135,7 @@ class WhooshIndex:
     def open(self) -> Any:
         """The index for reading; IndexDamaged when its files cannot be read. Any error
         counts: whoosh reports a truncated or garbled file as whatever its parser hit."""
-        from whoosh import index
+        from whoosh import index  # deferred: loads whoosh
 
         try:
             return _retry(lambda: index.open_dir(str(self.path), readonly=True))
@@ -180,7 +180,7 @@ class WhooshIndex:
         if current == target:
             return 0
         changed, removed = store.notes.changes_since(current)
-        from whoosh import index
+        from whoosh import index  # deferred: loads whoosh
 
         ix = _retry(lambda: index.open_dir(str(self.path)))
         try:
@@ -199,7 +199,7 @@ class WhooshIndex:
         shutil.rmtree(fresh, ignore_errors=True)
         try:
             fresh.mkdir(parents=True)
-            from whoosh import index
+            from whoosh import index  # deferred: loads whoosh
 
             ix = index.create_in(str(fresh), _schema())
             written = self._write(ix, store, store.notes.all_ids(), [], streams, target, signature)
@@ -226,7 +226,7 @@ class WhooshIndex:
         generation: int,
         signature: str,
     ) -> int:
-        from whoosh.writing import LockError
+        from whoosh.writing import LockError  # deferred: loads whoosh
 
         try:
             # One writer at a time; segments stay separate files (not compound), which
@@ -293,7 +293,7 @@ class WhooshEngine:
 
     def _query(self, reader: Any, text: plan.Text, fields: tuple[str, ...] = FIELDS) -> Any:
         """A plan as a whoosh query over ``fields`` (all of them, or the title's)."""
-        from whoosh import query as wq
+        from whoosh import query as wq  # deferred: loads whoosh
 
         if isinstance(text, plan.Term):
             return wq.Or([wq.Term(f, text.token, boost=_WEIGHT[f]) for f in fields])
@@ -327,14 +327,14 @@ class WhooshEngine:
         return self._query(reader, text) if text is not None else None
 
     def _boosts(self, reader: Any, planned: QueryPlan) -> Any:
-        from whoosh.query import Or, Term
+        from whoosh.query import Or, Term  # deferred: loads whoosh
 
         if not planned.boosts:
             return None
         return Or([Term(f, piece, boost=_WEIGHT[f]) for piece in planned.boosts for f in SIDE])
 
     def _ranking(self, reader: Any, planned: QueryPlan) -> Any:
-        from whoosh.query import Or, Term
+        from whoosh.query import Or, Term  # deferred: loads whoosh
 
         parts = [self._query(reader, t) for t in planned.ranking]
         for piece in planned.boosts:  # dictionary words: optional boosts
@@ -357,8 +357,8 @@ class WhooshEngine:
         return hits
 
     def _search(self, ix: Any, planned: QueryPlan, limit: int) -> list[EngineHit]:
-        from whoosh.query import And as WAnd
-        from whoosh.query import AndMaybe, Term
+        from whoosh.query import And as WAnd  # deferred: loads whoosh
+        from whoosh.query import AndMaybe, Term  # deferred: loads whoosh
 
         exact = self.store.notes.ids_titled(planned.title_key)
         with ix.searcher() as searcher:
@@ -495,9 +495,9 @@ def _term_set(reader: Any, fields: Iterable[str], text: plan.Prefix | plan.CharP
     """A prefix or a lone Chinese character as one constant-score set of notes (TermSet):
     it only asks "holds a word starting so", and an Or of its hundreds of scored terms
     made whoosh's pure-Python matchers take seconds (`存` 4.9 s, as a set 145 ms)."""
-    from whoosh.query import NullQuery
+    from whoosh.query import NullQuery  # deferred: loads whoosh
 
-    from kb.engines.whoosh_queries import TermSet
+    from kb.engines.whoosh_queries import TermSet  # deferred: loads whoosh
 
     if isinstance(text, plan.Prefix):
         words = [(f, w) for f in fields for w in _expand(reader, f, text.stem, PREFIX_CAP)]
@@ -525,7 +525,7 @@ def _expand(reader: Any, field: str, prefix: str, cap: int | None) -> list[str]:
 
 def _adjacent(fields: Iterable[str], tokens: tuple[str, ...]) -> Any:
     """Tokens adjacent and in order (one token: that token) in any of ``fields``."""
-    from whoosh import query as wq
+    from whoosh import query as wq  # deferred: loads whoosh
 
     if len(tokens) == 1:
         return wq.Or([wq.Term(f, tokens[0], boost=_WEIGHT[f]) for f in fields])

@@ -112,6 +112,8 @@ def load_file(job: LoadJob) -> LoadResult:
         return LoadResult(file, "same", digest, size, mtime_ns)
     # Imported here: a no-op ingest parses nothing (markdown-it and yaml take ~100 ms).
     from kb.parse.decode import BinaryFile, decode_note
+
+    # deferred: loads linkify_it, markdown_it, yaml
     from kb.parse.note import fallback_note, parse_note
 
     try:
@@ -150,7 +152,7 @@ def _not_a_file(file: NoteFile, kind: str, size: int, mtime_ns: int) -> LoadResu
 
 
 def search_streams(parsed: ParsedNote, rel: str) -> tuple[str, ...]:
-    from kb.query.plan import document_streams
+    from kb.query.plan import document_streams  # deferred: 3 modules more
 
     return document_streams(document_of(parsed, rel))
 
@@ -165,7 +167,7 @@ def _init_worker(parent: int) -> None:
 
 def _exit_with_parent(parent: int) -> None:
     if sys.platform == "linux":
-        import ctypes
+        import ctypes  # deferred: 5 modules more
 
         pr_set_pdeathsig = 1
         libc = ctypes.CDLL(None, use_errno=True)
@@ -173,7 +175,7 @@ def _exit_with_parent(parent: int) -> None:
             if os.getppid() != parent:  # the parent died before prctl took effect
                 os._exit(1)
             return
-    import threading
+    import threading  # deferred: on first use
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -186,7 +188,7 @@ def _exit_with_parent(parent: int) -> None:
 def run_worker(jobs_fd: int, results_fd: int, parent: int) -> None:
     """A parse worker: chunks of jobs come in on one pipe, their results go out on the
     other, in the order asked, until the parent closes the jobs."""
-    import pickle
+    import pickle  # deferred: 5 modules more
 
     _init_worker(parent)
     with open(jobs_fd, "rb") as jobs, open(results_fd, "wb") as results:
@@ -227,7 +229,7 @@ class _Worker:
     """One parse worker process, the two pipes to it, and the chunks it was sent."""
 
     def __init__(self) -> None:
-        import subprocess
+        import subprocess  # deferred: 8 modules more
 
         jobs_r, jobs_w = os.pipe()  # not inheritable: no other worker gets our ends
         results_r, results_w = os.pipe()
@@ -280,7 +282,7 @@ class _ParsePool:
     answers, so neither side of a pipe ever waits on the other."""
 
     def __init__(self, size: int, chunks: list[list[LoadJob]]) -> None:
-        import threading
+        import threading  # deferred: on first use
 
         self.chunks = chunks
         self.next_chunk = 0
@@ -319,7 +321,7 @@ class _ParsePool:
             yield answer
 
     def _feed(self, worker: _Worker) -> None:
-        import pickle
+        import pickle  # deferred: 5 modules more
 
         try:
             while True:
@@ -340,7 +342,7 @@ class _ParsePool:
                 worker.jobs.close()  # its end of the jobs: the worker exits
 
     def _read(self, worker: _Worker) -> None:
-        import pickle
+        import pickle  # deferred: 5 modules more
 
         with worker.results:
             while True:

@@ -25,9 +25,11 @@ from kb.ingest.walk import (
     note_path,
     scan_root,
 )
+from kb.links.resolve import LinkIndex, host_of_url
 from kb.models import Problem
-from kb.query.plan import vocabulary_words
+from kb.query.plan import document_streams, vocabulary_words
 from kb.store import FileStamp, NoteRecord, StatStamp, Store
+from kb.store.names import StoreLinkIndex, entry_hashes
 
 if TYPE_CHECKING:
     from kb.links.resolve import NoteName
@@ -83,7 +85,7 @@ class Ingester:
         progress: ProgressCallback | None = None,
         engine: EngineEntry | None = None,
     ):
-        from kb.engines.registry import DEFAULT_ENGINE, engine_entry
+        from kb.engines.registry import DEFAULT_ENGINE, engine_entry  # deferred: on first use
 
         self.config = config
         self.store = store
@@ -315,7 +317,6 @@ class Ingester:
     def _remember_names(self, note_ids: list[int]) -> None:
         """Keep the names notes had before this run changes them: links that looked those
         names up must be resolved again."""
-        from kb.store.names import entry_hashes
 
         names = self.store.notes.names(note_ids)
         for name in names:
@@ -344,8 +345,6 @@ class Ingester:
             self._resolve_changed_links(written, headings)
 
     def _resolve_all_links(self, headings: Callable[[int], set[str]]) -> None:
-        from kb.links.resolve import LinkIndex
-        from kb.store.names import StoreLinkIndex
 
         index = LinkIndex.build(
             self.store.notes.names(), self.config.site_url, headings, self.site_links
@@ -367,8 +366,6 @@ class Ingester:
     def _resolve_changed_links(
         self, written: list[NoteName], headings: Callable[[int], set[str]]
     ) -> None:
-        from kb.links.resolve import host_of_url
-        from kb.store.names import StoreLinkIndex, entry_hashes
 
         keys = set(self.old_link_keys)
         for note in written:
@@ -389,7 +386,6 @@ class Ingester:
 
     def _index_from_store(self, exclude: set[int]) -> None:
         """Fill a new (or re-created) index from the notes already in the store."""
-        from kb.query.plan import document_streams
 
         missing = [i for i in self.store.notes.all_ids() if i not in exclude]
         for note_id, document in self.store.notes.search_documents(missing):
@@ -399,7 +395,6 @@ class Ingester:
 
     def _vocabulary_from_store(self) -> None:
         """Fill a new vocabulary (a store from before it existed) from the stored notes."""
-        from kb.query.plan import document_streams
 
         for _, document in self.store.notes.search_documents(self.store.notes.all_ids()):
             vocabulary = self.store.vocabulary

@@ -142,8 +142,8 @@ def _embed(
         choice = configured(config.raw)
         if choice is None:
             return
-        from kb.meaning.hybrid import Meaning
-        from kb.meaning.index import embed_pending
+        from kb.meaning.hybrid import Meaning  # deferred: 4 modules more
+        from kb.meaning.index import embed_pending  # deferred: loads numpy
 
         store = Store.open(path, create=True)
         try:

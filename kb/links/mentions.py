@@ -97,7 +97,7 @@ def normalise_name(text: str) -> str:
 
 def is_common_name(name: str) -> bool:
     """A title that is an everyday phrase (常见问题, README) or only function words."""
-    from kb.engines.contract import chinese_words
+    from kb.engines.contract import chinese_words  # deferred: 3 modules more
 
     folded = normalise_name(name)
     if folded in COMMON_NAMES:
@@ -263,7 +263,7 @@ def mentions(
 ) -> list[Mention]:
     """Notes whose prose names this note's title or alias without linking to it; a name
     in ``ignored`` (``mention_ignore`` in kb.yaml) never does."""
-    from kb.query.syntax import MAX_TERMS, Phrase, Query
+    from kb.query.syntax import MAX_TERMS, Phrase, Query  # deferred: 3 modules more
 
     names = store.notes.names([note_id])
     if not names:

@@ -53,7 +53,7 @@ def check_writable(path: Path) -> None:
 @contextlib.contextmanager
 def move_lock(index_dir: Path) -> Iterator[None]:
     """One ``kb mv`` at a time in a knowledge base (a recovery waits for none)."""
-    import fcntl
+    import fcntl  # deferred: on first use
 
     index_dir.mkdir(parents=True, exist_ok=True)
     descriptor = os.open(index_dir / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
@@ -238,7 +238,7 @@ def _replace(change: FileChange) -> None:
 
 
 def _rewrite_in_place(path: Path, change: FileChange) -> None:
-    import fcntl
+    import fcntl  # deferred: on first use
 
     with path.open("r+b") as file:
         fcntl.lockf(file, fcntl.LOCK_EX)
@@ -320,7 +320,7 @@ def recover(journal: Path) -> str | None:
     journal). The move is finished when the note is already at its new path, else undone."""
     if not journal.exists():
         return None
-    import fcntl
+    import fcntl  # deferred: on first use
 
     descriptor = os.open(journal.parent / _LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
     try:

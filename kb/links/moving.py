@@ -210,8 +210,8 @@ def edit_file(
     """``data`` (the bytes of ``path``) with every link target ``(kind, target)`` of
     ``wanted`` replaced by its new text, and nothing else changed; the edits, and the
     wanted links not found in the file."""
-    from kb.links.exact_text import ExactText
-    from kb.parse.spans import link_spans
+    from kb.links.exact_text import ExactText  # deferred: 3 modules more
+    from kb.parse.spans import link_spans  # deferred: loads linkify_it, markdown_it, yaml
 
     exact = ExactText.of(data)
     if exact is None:
@@ -284,7 +284,7 @@ def plan_move(store: Store, config: Config, note: NoteRef, new_path: str) -> Mov
     links to it (and of the note, for its own relative links), and the links left as
     they are. Reads the store and the files; writes nothing."""
     from kb.ingest.walk import exclusion_rule  # the walk's rules, loaded only by kb mv
-    from kb.links.move_transaction import check_writable
+    from kb.links.move_transaction import check_writable  # deferred: 8 modules more
 
     row = store.notes.by_id(note.id)
     if row is None:

@@ -94,7 +94,7 @@ def related(
     """Notes ranked by evidence: explicit links, distinctive words in common, links in
     common, and (capped) shared series and tags; each with a one-line reason that names
     the strongest evidence first."""
-    from kb.engines.contract import frequency_ceiling
+    from kb.engines.contract import frequency_ceiling  # deferred: 2 modules more
 
     evidence: dict[int, _Evidence] = {}
 
@@ -130,7 +130,7 @@ def related(
     for co in store.links.co_linked(note_id):
         add(co.note_id, "co-linked", 0.3 / math.log(2 + co.shared_degree), "1")
     document = store.notes.search_documents([note_id])
-    from kb.query.stopwords import is_general_word
+    from kb.query.stopwords import is_general_word  # deferred: 2 modules more
 
     def is_distinctive(word: str) -> bool:
         return not (_CHINESE_WORD.fullmatch(word) and is_general_word(word))
@@ -183,8 +183,8 @@ def related(
 
 
 def _title_words(title: str) -> set[str]:
-    from kb.engines.contract import document_terms
-    from kb.ingest.documents import SearchDocument
+    from kb.engines.contract import document_terms  # deferred: 2 modules more
+    from kb.ingest.documents import SearchDocument  # deferred: 5 modules more
 
     return set(document_terms(SearchDocument(title, "", "", "", "")))
 

@@ -3,6 +3,7 @@ kb's naming rule, a note's headings, tags; the inserted text follows the link's 
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -90,8 +91,6 @@ def _note_items(
         elif place is not None and place[0] == note.root:
             insert = relative_target(place[1], note.rel)
         else:
-            import os
-
             target = os.path.relpath(kb.note_file(note.root, note.rel), document.file.parent)
             insert = target.replace(" ", "%20")
         items.append(

@@ -5,17 +5,20 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from kb.lsp.positions import LineIndex, Position
-from kb.notes.buffer import Buffer, BufferLink, normalise
+from kb.models import DEFAULT_TYPED_LINK_KEYS
+from kb.notes.buffer import Buffer, BufferLink, normalise, read_buffer
 from kb.notes.editor import (
     front_matter_key,
     link_at,
     tag_at,
 )
+from kb.text import slugify
 
 if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
@@ -45,9 +48,6 @@ class Open:
             if kb is not None and self.file is not None:
                 self._buffer = self.ls.buffer_for(self.uri, self.file, self.text)
             else:
-                from kb.models import DEFAULT_TYPED_LINK_KEYS
-                from kb.notes.buffer import read_buffer
-
                 self._buffer = read_buffer(self.text, None, None, None, DEFAULT_TYPED_LINK_KEYS)
         return self._buffer
 
@@ -102,9 +102,6 @@ def tag_under(document: Open, position: types.Position) -> str:
 def heading_line(kb: KnowledgeBase, note_id: int, anchor: str) -> int:
     if not anchor:
         return 0
-    from urllib.parse import unquote
-
-    from kb.text import slugify
 
     wanted = unquote(anchor).strip().casefold()
     for _level, text, slug, line in kb.editor.note_headings(note_id):

@@ -21,6 +21,7 @@ from kb.lsp.document import (
 from kb.lsp.positions import column_of_index
 from kb.notes.buffer import BufferLink
 from kb.notes.editor import heading_at
+from kb.text import slugify
 
 if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
@@ -112,8 +113,6 @@ def references(ls: KbLanguageServer, params: types.ReferenceParams) -> list[type
         return []
     places = kb.editor.backlink_places(target, ls.text_at)
     if anchor is not None:
-        from kb.text import slugify
-
         places = [
             p
             for p in places

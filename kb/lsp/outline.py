@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from kb.links.resolve import fold
 from kb.lsp.document import (
     Open,
     heading_line,
@@ -39,7 +40,7 @@ def diagnostics(ls: KbLanguageServer, uri: str, text: str) -> list[types.Diagnos
     try:
         problems = kb.editor.buffer_problems(document.buffer)
     except Exception as exc:  # the store missing or being built: nothing to say yet
-        import logging
+        import logging  # deferred: 6 modules more
 
         logging.getLogger("kb.lsp").info("diagnostics: %s", exc)
         return []
@@ -148,7 +149,6 @@ def workspace_symbols(
     kb = ls.kb
     if kb is None or not params.query.strip():
         return []
-    from kb.links.resolve import fold
 
     results = kb.search(params.query, limit=_SYMBOLS, prefix=True)
     wanted = fold(params.query)

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
@@ -113,7 +114,6 @@ class KbLanguageServer(LanguageServer):
 
     def open_text(self, uri: str) -> str | None:
         """The text of an open document, or None when it is not open."""
-        from urllib.parse import unquote
 
         document = self.workspace.text_documents.get(unquote(uri))
         if document is None or document._source is None:
@@ -133,7 +133,7 @@ class KbLanguageServer(LanguageServer):
         path = to_fs_path(uri)
         if path is None:
             return None
-        from kb.parse.decode import BinaryFile, decode_note
+        from kb.parse.decode import BinaryFile, decode_note  # deferred: 2 modules more
 
         try:
             return decode_note(Path(path).read_bytes()).text

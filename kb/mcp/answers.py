@@ -55,7 +55,7 @@ def guarded(tool: Callable[P, CallToolResult]) -> Callable[P, CallToolResult]:
 def fitting(pieces: Iterable[str], budget: int = MAX_TEXT) -> tuple[list[str], int]:
     """The leading pieces whose text fits ``budget`` characters (at least one, cut at a
     safe place if it alone is too long), and how many whole items they are."""
-    from kb.notes.paging import page_end
+    from kb.notes.paging import page_end  # deferred: 3 modules more
 
     kept: list[str] = []
     used = 0

@@ -150,7 +150,7 @@ def note_text(
 
 
 def links_text(found: Connections, limit: int) -> str:
-    from kb.links.check import shown_target
+    from kb.links.check import shown_target  # deferred: 4 modules more
 
     out = [f"{one_line(found.note.title)}\npath: {one_line(found.note.path)}\n"]
     notes = [x for x in found.outgoing if x.status not in ("external", "attachment")]
@@ -255,7 +255,7 @@ def tag_tree(nodes: list[TagNode]) -> tuple[str, dict[str, Any]]:
         }
 
     data = [walk(node, 0) for node in nodes]
-    from kb.mcp.answers import MAX_TEXT
+    from kb.mcp.answers import MAX_TEXT  # deferred: loads mcp_types, pydantic, pydantic_core
 
     text = "\n".join(lines) + "\n"
     if len(text) > MAX_TEXT:

@@ -6,8 +6,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+import anyio
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from mcp_types import ListResourcesResult, PaginatedRequestParams, Resource
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    ListResourcesResult,
+    PaginatedRequestParams,
+    Resource,
+)
 
 from kb.errors import KbError, UsageError
 
@@ -52,7 +60,7 @@ def add_resources(server: KbServer, kb: KnowledgeBase) -> None:
         mime_type="application/json",
     )
     def tag_list() -> str:
-        from kb.text import json_text
+        from kb.text import json_text  # deferred: on first use
 
         try:
             counts = kb.tag_counts("count")
@@ -61,8 +69,8 @@ def add_resources(server: KbServer, kb: KnowledgeBase) -> None:
         return json_text([{"tag": tag, "count": count} for tag, count in counts])
 
     async def list_resources(ctx: Any, params: PaginatedRequestParams) -> ListResourcesResult:
-        import anyio
 
+        # deferred: 2 modules more
         from kb.notes.paging import cursor_offset, decode_cursor, encode_cursor
 
         offset = 0
@@ -70,16 +78,10 @@ def add_resources(server: KbServer, kb: KnowledgeBase) -> None:
             try:
                 offset = cursor_offset(decode_cursor(params.cursor, "resources/list"))
             except KbError as exc:
-                from mcp.shared.exceptions import MCPError
-                from mcp_types import INVALID_PARAMS
-
                 raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
         try:
             choices = await anyio.to_thread.run_sync(kb.note_choices)
         except KbError as exc:  # no store yet, or a damaged one: say so, log nothing
-            from mcp.shared.exceptions import MCPError
-            from mcp_types import INTERNAL_ERROR
-
             raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from None
         page = choices[offset : offset + PAGE]
         listed = [

@@ -13,6 +13,7 @@ from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import Field
 
 from kb import __version__
+from kb.errors import UsageError
 from kb.mcp import render
 from kb.mcp.answers import answer, capped, fitting, guarded
 from kb.notes.paging import cursor_offset, decode_cursor, encode_cursor, page_end
@@ -96,7 +97,7 @@ def build_server(kb: KnowledgeBase, writable: bool = False) -> KbServer:
     _read_tools(server, kb)
     if writable:
         _write_tools(server, kb)
-    from kb.mcp.resources import add_resources
+    from kb.mcp.resources import add_resources  # deferred: on first use
 
     add_resources(server, kb)
     return server
@@ -186,7 +187,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         source = kb.guarded.source(note)
         text, label = source.markdown, None
         if section:
-            from kb.notes.sections import find_section
+            from kb.notes.sections import find_section  # deferred: 3 modules more
 
             found = find_section(source.markdown, section)
             text, label = source.markdown[found.start : found.end], found.title
@@ -280,6 +281,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         from or to a note, sorted by path, title, date, modification or length. Each
         with path, title, date, tags and word count. For finding notes on a topic, use
         search instead."""
+        # deferred: 2 modules more
         from kb.notes.listing import ListFilters, parse_date, parse_moment
 
         filters = ListFilters(
@@ -336,7 +338,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
     ) -> CallToolResult:
         """The notes the user changed most recently (or dated most recently), newest
         first: what they are working on now."""
-        from kb.notes.listing import ListFilters
+        from kb.notes.listing import ListFilters  # deferred: 2 modules more
 
         notes = kb.list_notes(ListFilters(), sort=by, limit=limit)
         return _listing(notes, 0, limit, "recent", [], "notes changed last")
@@ -543,6 +545,5 @@ def _write_tools(server: KbServer, kb: KnowledgeBase) -> None:
 
 
 def raise_usage(message: str) -> NoReturn:
-    from kb.errors import UsageError
 
     raise UsageError(message)

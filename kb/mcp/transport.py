@@ -57,9 +57,9 @@ MIN_TOKEN_CHARS = 16
 def serve_http(server: KbServer, port: int, token: str) -> None:
     """Streamable HTTP on 127.0.0.1:``port`` at ``/mcp``; every request without
     ``Authorization: Bearer <token>`` is answered 401 before the SDK sees it."""
-    import uvicorn
+    import uvicorn  # deferred: loads anyio, click, uvicorn, watchfiles
 
-    from kb.errors import UsageError
+    from kb.errors import UsageError  # deferred: on first use
 
     if len(token) < MIN_TOKEN_CHARS:
         raise UsageError(f"the token must be at least {MIN_TOKEN_CHARS} characters long")
@@ -81,7 +81,7 @@ class BearerGate:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            import hmac
+            import hmac  # deferred: 4 modules more
 
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
             if not hmac.compare_digest(given, self.expected):

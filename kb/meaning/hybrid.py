@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from threading import Lock
 from typing import TYPE_CHECKING, Any
 
-from kb.meaning.embedder import Choice, Embedder, load_embedder
+from kb.meaning.embedder import Choice, Embedder, EmbedderError, configured, load_embedder
 
 if TYPE_CHECKING:
     from kb.query.reading import Reading
@@ -86,7 +86,6 @@ class Meaning:
 def configured_meaning(settings: dict[str, Any]) -> Meaning | None:
     """kb.yaml's ``semantic:`` as a Meaning, or None: off, or its package not installed
     (a wrong setting too: kb ingest says what is wrong; a search keeps the words)."""
-    from kb.meaning.embedder import EmbedderError, configured
 
     try:
         choice = configured(settings)
@@ -195,7 +194,7 @@ def blend(
         stored = store.vectors.passage(hit.note_id, hit.position)
         row = store.notes.by_id(hit.note_id)
         if stored and row:
-            from kb.meaning.passages import passage_text
+            from kb.meaning.passages import passage_text  # deferred: on first use
 
             shown = passage_text(row.text, stored.start, stored.end) or row.title
             found[hit.note_id] = Found(hit.similarity, stored.heading, shown)

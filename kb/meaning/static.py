@@ -20,7 +20,7 @@ class StaticEmbedder:
                 f"model2vec needs a model folder on disk ('model2vec:/path'); "
                 f"{model or 'none'!r} is not one (kb downloads nothing)"
             )
-        from model2vec import StaticModel
+        from model2vec import StaticModel  # deferred: an optional package
 
         self._model = StaticModel.from_pretrained(str(path))
         self.dimensions = int(self._model.dim)

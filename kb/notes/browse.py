@@ -80,7 +80,7 @@ def taxonomy_term(names: list[str], written: str) -> str:
     """The tag or category among ``names`` that a site's list page ``/tags/WRITTEN/`` shows:
     the one whose URL form is ``written`` (Hugo lower-cases and urlizes: ``Redis 学习`` is
     ``redis-学习``); ``written`` itself when none is (the app lists what matches it)."""
-    from kb.sites.hugo import urlize
+    from kb.sites.hugo import urlize  # deferred: 12 modules more
 
     wanted = unquote(written).strip("/").casefold()
     for name in names:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 from kb.notes.editor import PlacedLink, placed_links
 from kb.links.resolve import LinkIndex, LinkToResolve, NoteName
 from kb.models import ParsedNote
+from kb.errors import KbError
+from kb.text import clean_line
 
 if TYPE_CHECKING:
     from kb.store import Store
@@ -72,6 +74,7 @@ def normalise(text: str) -> str:
 
 def parse_buffer(text: str, rel: str, typed_link_keys: tuple[str, ...]) -> ParsedNote:
     """The buffer parsed as ingest parses a file; an odd text is kept as plain text."""
+    # deferred: loads linkify_it, markdown_it, yaml
     from kb.parse.note import fallback_note, parse_note
 
     try:
@@ -125,7 +128,7 @@ def buffer_problems(
 ) -> list[BufferProblem]:
     """What kb check reports for this buffer: its links' problems (``link_problem``
     words them as kb check does), a title another note has, the parser's warnings."""
-    from kb.store.rows import LinkProblemRow
+    from kb.store.rows import LinkProblemRow  # deferred: 26 modules more
 
     problems = []
     for link in buffer.links:
@@ -193,8 +196,6 @@ class NoteCard:
 
 
 def note_card(store: Store, note_id: int, file_of: Callable[[str, str], Path]) -> NoteCard:
-    from kb.errors import KbError
-    from kb.text import clean_line
 
     row = store.notes.by_id(note_id)
     if row is None:
@@ -235,7 +236,7 @@ def backlink_places(
     """Each backlink row placed on its line of its source (open buffer or file): the
     target where the line holds it as written, else the whole line. Only the lines are
     read, never parsed (a note with a thousand backlinks answers at once)."""
-    from kb.parse.decode import BinaryFile, decode_note
+    from kb.parse.decode import BinaryFile, decode_note  # deferred: 2 modules more
 
     by_file: dict[Path, list] = {}
     for row in rows:

@@ -36,7 +36,7 @@ def create_note(root: Path, folder: str, title: str, setting: str) -> Path:
 def new_note_text(title: str, today: date | None = None, tags: list[str] | None = None) -> str:
     """The front-matter template of a new note: written by the YAML library, which quotes
     what needs it, so any title reads back as typed (a backslash, a colon, `#`, `yes`)."""
-    import yaml
+    import yaml  # deferred: loads yaml
 
     line = clean_line(title)
     fields = {"title": line, "date": today or date.today(), "tags": list(tags or [])}
@@ -82,7 +82,7 @@ def editor_command(path: Path) -> list[str]:
 def start_editor(command: list[str], stdin: int | None = None) -> None:
     """Run the editor and wait for it; KbError when it cannot start (its exit status is
     its own business: many editors exit non-zero for reasons that leave the note fine)."""
-    import subprocess
+    import subprocess  # deferred: 10 modules more
 
     try:
         subprocess.run(command, check=False, stdin=stdin)

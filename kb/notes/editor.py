@@ -20,6 +20,9 @@ from typing import NamedTuple
 from kb.links.resolve import NoteName, fold
 from kb.models import DEFAULT_TYPED_LINK_KEYS, Heading, Link, ParsedNote
 from kb.notes.naming import fuzzy_scores
+from urllib.parse import unquote
+from kb.text import slugify
+from urllib.parse import quote, unquote
 
 # A fuzzy score (rapidfuzz WRatio) from which a name is offered as you type: above the
 # naming rule's "close" (55), which lets four letters match any name sharing two.
@@ -258,7 +261,7 @@ def _name_order(note: NoteName) -> tuple[int, str]:
 
 def fold_width(text: str) -> str:
     """Case- and width-folded (full-width Ｒｅｄｉｓ is Redis), spaces collapsed."""
-    import unicodedata
+    import unicodedata  # deferred: on first use
 
     return fold(unicodedata.normalize("NFKC", text))
 
@@ -291,7 +294,7 @@ def placed_links(
 ) -> list[PlacedLink]:
     """Every link of a note's text that kb can place on its line, in order: those the
     parser's spans place exactly (``kb.parse.spans``), and site URLs found on their line."""
-    from kb.parse.spans import link_spans
+    from kb.parse.spans import link_spans  # deferred: loads linkify_it, markdown_it, yaml
 
     starts = _line_starts(text)
     found: list[PlacedLink] = []
@@ -472,9 +475,7 @@ def heading_text_extent(line: str, heading: Heading) -> tuple[int, int] | None:
 
 def anchor_names_heading(anchor: str, heading: Heading) -> bool:
     """A link's anchor means this heading: its slug, or its text (a wikilink's way)."""
-    from urllib.parse import unquote
 
-    from kb.text import slugify
 
     wanted = unquote(anchor).strip().casefold()
     return wanted in (heading.slug.casefold(), heading.text.casefold()) or (
@@ -485,7 +486,6 @@ def anchor_names_heading(anchor: str, heading: Heading) -> bool:
 def renamed_anchor(anchor: str, kind: str, old: Heading, new: Heading) -> str:
     """What an anchor to ``old`` becomes: the new text where it named the text (a
     wikilink's ``[[note#Heading]]``), else the new slug (%-encoded if it was)."""
-    from urllib.parse import quote, unquote
 
     by_text = unquote(anchor).strip().casefold() == old.text.casefold()
     if by_text and kind in ("wikilink", "embed", "anchor"):

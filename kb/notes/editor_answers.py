@@ -29,6 +29,13 @@ from kb.notes.buffer import (
     parse_text,
     read_buffer,
 )
+from kb.links.resolve import fold
+import posixpath
+from urllib.parse import unquote
+from kb.errors import UsageError
+from kb.notes.buffer import normalise, parse_buffer
+from kb.notes.editor import anchor_extent, anchor_names_heading, heading_at, heading_text_extent, own_anchor_extents, placed_links, renamed_anchor
+from kb.links.resolve import fold
 
 if TYPE_CHECKING:
     from kb.config import Config
@@ -119,7 +126,7 @@ class EditorAnswers:
 
     def buffer_problems(self, buffer: Buffer) -> list[BufferProblem]:
         """What kb check reports for the open note, placed in its text."""
-        from kb.links.check import link_problem
+        from kb.links.check import link_problem  # deferred: 3 modules more
 
         store = self._store()
         suggest = self.suggestions()
@@ -140,7 +147,7 @@ class EditorAnswers:
     def name_index(self) -> NameIndex:
         """Every note's names indexed for completion, kept until the store changes (a
         rebuild folds again only the names that changed)."""
-        from kb.notes.name_index import index_names
+        from kb.notes.name_index import index_names  # deferred: 3 modules more
 
         return self.kept(
             "name-index", lambda: index_names(self.names(), self._folded, self._processed)
@@ -164,7 +171,7 @@ class EditorAnswers:
         found = self._pinyin.get(note.title)
         if found is None:
             if self._speller is None:
-                from kb.notes.name_index import PinyinSpeller
+                from kb.notes.name_index import PinyinSpeller  # deferred: 3 modules more
 
                 self._speller = PinyinSpeller()
             found = self._pinyin[note.title] = self._speller(note.title)
@@ -175,7 +182,6 @@ class EditorAnswers:
         return self.kept("names", self._store().notes.names)
 
     def stem_is_unique(self, note: NoteName) -> bool:
-        from kb.links.resolve import fold
 
         counts = self.kept("stems", lambda: _stem_counts(self.names()))
         return counts.get(fold(note.stem), 0) <= 1
@@ -197,7 +203,7 @@ class EditorAnswers:
     ) -> list[LinkPlace]:
         """Every link to a note, placed in its file (``text_of`` gives an open file's
         unsaved text, else None and the file is read)."""
-        from kb.links.check import file_of
+        from kb.links.check import file_of  # deferred: 3 modules more
 
         rows = self._store().links.backlinks(note_id)
         return backlink_places(rows, lambda path: file_of(self.config, path), text_of)
@@ -217,7 +223,7 @@ class EditorAnswers:
     def buffer_mentions(self, buffer: Buffer, line: int, index: int) -> list[BufferMention]:
         """The notes the open note names at (0-based ``line``, ``index``) without linking
         to them (kb's mention rules), longest name first; with every place in the file."""
-        from kb.links.mentions import mention_places, normalise_name
+        from kb.links.mentions import mention_places, normalise_name  # deferred: 7 modules more
 
         lines = buffer.text.split("\n")
         if not 0 <= line < len(lines):
@@ -243,10 +249,8 @@ class EditorAnswers:
         """Where the note a broken link (of ``kind``, to ``target``, from the note at
         ``place``) asks for would be created, with ``kb new``'s template titled
         ``title``; None when it cannot be (outside the root, not a note, there already)."""
-        import posixpath
-        from urllib.parse import unquote
 
-        from kb.notes.editing import new_note_name, new_note_text
+        from kb.notes.editing import new_note_name, new_note_text  # deferred: 5 modules more
 
         root = next((r.path for r in self.config.roots if r.name == place[0]), None)
         if root is None or not title.strip():
@@ -287,17 +291,6 @@ class EditorAnswers:
         ``new_text``: the heading itself, the note's own anchors to it, and every anchor
         of another note's link to it (all of them, or a UsageError naming the one kb
         cannot place)."""
-        from kb.errors import UsageError
-        from kb.notes.buffer import normalise, parse_buffer
-        from kb.notes.editor import (
-            anchor_extent,
-            anchor_names_heading,
-            heading_at,
-            heading_text_extent,
-            own_anchor_extents,
-            placed_links,
-            renamed_anchor,
-        )
 
         new_text = " ".join(new_text.split())
         old = heading_at(buffer.parsed.headings, line)
@@ -332,8 +325,8 @@ class EditorAnswers:
             r for r in self._store().links.backlinks(buffer.note_id)
             if r.anchor and anchor_names_heading(r.anchor, old)
         ]  # fmt: skip
-        from kb.links.check import file_of
-        from kb.parse.decode import BinaryFile, decode_note
+        from kb.links.check import file_of  # deferred: 3 modules more
+        from kb.parse.decode import BinaryFile, decode_note  # deferred: 2 modules more
 
         by_file: dict[Path, list] = {}
         for row in rows:
@@ -372,7 +365,7 @@ class EditorAnswers:
 
     def suggestions(self) -> Suggestions:
         """kb check's suggestions for broken links, built once per store change."""
-        from kb.links.check import Suggestions
+        from kb.links.check import Suggestions  # deferred: 3 modules more
 
         store = self._store()
         return self.kept("suggestions", lambda: Suggestions(store))
@@ -435,7 +428,8 @@ def _mention_keys(
     names: list[NoteName], ignored: tuple[str, ...]
 ) -> list[tuple[str, str, NoteName]]:
     """(folded name, name, note) of every name that counts for mentions (kb's rules)."""
-    from kb.links.connections import INDEX_STEMS
+    from kb.links.connections import INDEX_STEMS  # deferred: on first use
+    # deferred: 7 modules more
     from kb.links.mentions import is_common_name, mention_names, normalise_name
 
     quiet = {normalise_name(name) for name in ignored}
@@ -460,7 +454,6 @@ def _unique(changes: list[TextChange]) -> list[TextChange]:
 
 
 def _stem_counts(names: list[NoteName]) -> dict[str, int]:
-    from kb.links.resolve import fold
 
     counts: dict[str, int] = {}
     for name in names:

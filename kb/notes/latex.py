@@ -62,7 +62,7 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
 
 @cache
 def _converter() -> Any:
-    import flatlatex
+    import flatlatex  # deferred: loads flatlatex, regex
 
     converter = flatlatex.converter()
     for name, body in _COMMANDS.items():
@@ -93,7 +93,7 @@ def render_math(markdown: str) -> str:
     shows as converted); formulas that cannot be converted are left as written."""
     if "$" not in markdown:
         return markdown
-    from kb.parse.fences import code_lines
+    from kb.parse.fences import code_lines  # deferred: 2 modules more
 
     out: list[str] = []
     prose: list[str] = []

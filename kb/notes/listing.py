@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from kb.errors import UsageError
 from kb.notes.facts import NoteFacts, read_facts
 from kb.text import clean_line
+from kb.errors import KbError
 
 if TYPE_CHECKING:
     from kb.store import ListedRow, Store
@@ -325,8 +326,7 @@ class NoteDetails(NoteFacts):
 
 
 def note_details(store: Store, note_id: int, file: Path) -> NoteDetails:
-    from kb.errors import KbError
-    from kb.parse.decode import BinaryFile, decode_note
+    from kb.parse.decode import BinaryFile, decode_note  # deferred: 2 modules more
 
     row = store.notes.by_id(note_id)
     if row is None:
@@ -347,6 +347,6 @@ def note_details(store: Store, note_id: int, file: Path) -> NoteDetails:
 
 def markdown_body(markdown: str) -> str:
     """A note's Markdown without its front matter."""
-    from kb.parse.frontmatter import split_front_matter
+    from kb.parse.frontmatter import split_front_matter  # deferred: loads yaml
 
     return split_front_matter(markdown).body

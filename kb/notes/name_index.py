@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from kb.notes.editor import FUZZY_OFFERED, NameKeys, RankedNote, fold_width
+from kb.notes.editor import name_keys
 
 if TYPE_CHECKING:
     from kb.links.resolve import NoteName
@@ -146,7 +147,7 @@ class _FuzzyIndex:
     that hold each pair of characters."""
 
     def __init__(self, entries: list[NameKeys], processed: dict[str, str]) -> None:
-        from array import array
+        from array import array  # deferred: on first use
 
         from rapidfuzz import utils  # only when a typo needs it
 
@@ -173,7 +174,7 @@ class _FuzzyIndex:
     def close(self, typed: str) -> list[int]:
         """Entries with a name scoring FUZZY_OFFERED or more (rapidfuzz WRatio), best
         first."""
-        from rapidfuzz import fuzz, process, utils
+        from rapidfuzz import fuzz, process, utils  # deferred: loads rapidfuzz
 
         query = utils.default_process(typed)
         # A name that shares no pair of characters with the text cannot score 75: that
@@ -209,7 +210,6 @@ def index_names(
 ) -> NameIndex:
     """An index of ``names``; ``folded`` and ``processed`` keep each name's folded keys
     and rapidfuzz's reading between builds (a save reads again only what it changed)."""
-    from kb.notes.editor import name_keys
 
     names = list(names)
     kept = folded if folded is not None else {}
@@ -287,7 +287,7 @@ def _spell(ch: str) -> str | None:
     """One character's spelling: _NOT_HAN for a character pypinyin does not spell as
     Chinese, None for one with several spellings."""
     from pypinyin import Style, pinyin  # only when a Chinese title is spelled
-    from pypinyin.constants import RE_HANS
+    from pypinyin.constants import RE_HANS  # deferred: loads pypinyin
 
     if not RE_HANS.match(ch):
         return _NOT_HAN

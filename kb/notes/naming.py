@@ -131,7 +131,7 @@ def _by_every_name(names: list[NoteName], ref: str, prefixed: bool) -> int:
 
 def fuzzy_scores(names: Iterable[NoteName], ref: str) -> dict[int, float]:
     """Each note's best rapidfuzz score (0-100) over its title, aliases and file stem."""
-    from rapidfuzz import fuzz, process, utils
+    from rapidfuzz import fuzz, process, utils  # deferred: loads rapidfuzz
 
     choices: list[str] = []
     owners: list[int] = []
@@ -160,7 +160,7 @@ def shares_a_word(ref: str, note: NoteName) -> bool:
     characters in a row that a name holds (``显存估`` and ``显存怎么算``). WRatio alone
     scores ``redsi`` against ``reading-list`` and ``abc`` against ``CS336 Lecture 2`` as
     close: letters in common, scattered, are not something shared."""
-    from rapidfuzz.fuzz import ratio
+    from rapidfuzz.fuzz import ratio  # deferred: loads rapidfuzz
 
     typed = fold(ref)
     names = [fold(name) for name in (note.title, note.stem, *note.aliases)]
@@ -220,7 +220,7 @@ def pinyin_keys(titles: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _reader_by_character() -> Callable[[str], tuple[str, str]]:
-    from pypinyin import lazy_pinyin
+    from pypinyin import lazy_pinyin  # deferred: loads pypinyin
 
     syllables: dict[str, str] = {}
 
@@ -245,7 +245,7 @@ _HAN_OR_NOT = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]|[^\u3400-\u4dbf\u4e00-\u
 def title_pinyin(title: str) -> tuple[str, str]:
     """A title in pinyin, in full and as initials, with its Latin words kept:
     ``Redis 学习笔记`` → (``redisxuexibiji``, ``rxxbj``)."""
-    from pypinyin import lazy_pinyin
+    from pypinyin import lazy_pinyin  # deferred: loads pypinyin
 
     # Han characters come back one syllable each; other text goes through ``errors``,
     # which here turns it into its Latin words, each marked by a NUL.

@@ -26,7 +26,7 @@ class Section(NamedTuple):
 
 def sections(markdown: str) -> list[Section]:
     """Every heading's section, in order (front matter and fenced code hold none)."""
-    from kb.parse.frontmatter import split_front_matter
+    from kb.parse.frontmatter import split_front_matter  # deferred: loads yaml
 
     body_start = len(markdown) - len(split_front_matter(markdown).body)
     found: list[tuple[int, str, int]] = []  # level, title, offset

@@ -24,6 +24,6 @@ class NoteSource:
 
 def front_matter_fields(markdown: str) -> dict[str, Any]:
     """The front matter as a JSON-safe mapping ({} when there is none or it is invalid)."""
-    from kb.parse.frontmatter import split_front_matter
+    from kb.parse.frontmatter import split_front_matter  # deferred: loads yaml
 
     return dict(split_front_matter(markdown).data)

@@ -109,8 +109,8 @@ def recent(store: Store, limit: int, modified: bool = False) -> list[NoteSummary
 def note_page(store: Store, note_id: int, file_of: FileOf) -> NotePage:
     """A note as the reader shows it: its Markdown read from the file (the truth), its
     outline and its links. Falls back to the stored text if the file is gone."""
-    from kb.parse.decode import BinaryFile, decode_note
-    from kb.parse.frontmatter import split_front_matter
+    from kb.parse.decode import BinaryFile, decode_note  # deferred: on first use
+    from kb.parse.frontmatter import split_front_matter  # deferred: loads yaml
 
     row = store.notes.by_id(note_id)
     if row is None:

@@ -121,7 +121,7 @@ def utf8_text(path: Path, data: bytes) -> str:
 def new_note_file(folder: Path, title: str, tags: list[str]) -> Path:
     """Write a new note from ``kb new``'s template into ``folder`` (checked by the caller
     to lie inside a root); its name never replaces an existing file."""
-    from kb.notes.editing import new_note_name, new_note_text
+    from kb.notes.editing import new_note_name, new_note_text  # deferred: 4 modules more
 
     if not title.strip():
         raise UsageError("a new note needs a title")

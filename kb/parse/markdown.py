@@ -216,7 +216,7 @@ def _hashtag_rule(state: StateInline, silent: bool) -> bool:
 
 @cache
 def markdown_parser() -> MarkdownIt:
-    from mdit_py_plugins.footnote import footnote_plugin
+    from mdit_py_plugins.footnote import footnote_plugin  # deferred: loads mdit_py_plugins
 
     # markdown-it drops the rest of a block nested deeper than maxNesting (20 by default, and
     # real notes reach 13): kb raises it, and keeps a body that reaches it as plain text.

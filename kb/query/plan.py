@@ -16,13 +16,14 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
+from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.ingest.documents import FIELDS, SearchDocument
 from kb.query.syntax import And, Field, Node, Not, Or, Query, Word
 from kb.query.syntax import Phrase as QueryPhrase
-from kb.query.tokenize import cjk_bigrams, latin_parts, normalise, segments
+from kb.query.tokenize import cjk_bigrams, index_streams, latin_parts, normalise, segments
 from kb.text import CJK_CHAR
 from kb.values import Value
 
@@ -51,7 +52,6 @@ def tokenizer_signature() -> str:
 def _installed_version(package: str) -> str:
     """A package's installed version, read from the .dist-info folder beside it: every
     ingest asks, and importlib.metadata takes ~60 ms to load and search sys.path."""
-    from importlib.util import find_spec
 
     spec = find_spec(package)
     if spec is None or spec.origin is None:
@@ -60,7 +60,7 @@ def _installed_version(package: str) -> str:
     found = sorted(folder.glob(f"{package}-*.dist-info"))
     if len(found) == 1:
         return found[0].name[len(package) + 1 : -len(".dist-info")]
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version  # deferred: 62 modules more
 
     try:
         return version(package)
@@ -70,7 +70,6 @@ def _installed_version(package: str) -> str:
 
 def document_streams(document: SearchDocument) -> tuple[str, ...]:
     """The streams of a document in ``STREAMS`` order, each space-separated tokens."""
-    from kb.query.tokenize import index_streams
 
     streams: list[str] = []
     for field in document.fields():

@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from kb.query.plan import MAX_BOOSTS
+from kb.query import plan
+from kb.query.plan import MAX_BOOSTS, AllOf, AnyOf, Prefix, Sequence, Term, phrase_plan, word_plan
 from kb.query.splitting import (
     MIN_SPLIT_PIECE,
     Lexicon,
@@ -103,8 +104,6 @@ class _HeldTerms:
 
     def partners(self, term: str) -> tuple[str, ...]:
         if term not in self.held:
-            from kb.query.plan import word_plan
-
             found = self.glossary.partners(term)
             whole = word_plan(term)
             plans = [p for p in (whole, *_partners(term, self.glossary)) if p is not None]
@@ -270,8 +269,6 @@ def _split_words(
             return node
         pieces = split_word(node.text, lexicon, drop, terms)
         if len(pieces) > 1 or (pieces and pieces[0] != node.text):
-            from kb.query.plan import phrase_plan
-
             for run in segments(node.text):
                 if run.kind == "cjk" and len(run.text) > 2:
                     whole = phrase_plan(run.text)
@@ -333,7 +330,6 @@ def _is_latin(text: str) -> bool:
 def _prefix_reading(word: Word) -> WordReading:
     """A prefix ending in Chinese (`显*`): the word itself ranks above the longer words
     it begins."""
-    from kb.query.plan import word_plan
 
     longer = word_plan(word.text, prefix=True)
     whole = word_plan(word.text)
@@ -348,7 +344,6 @@ def _word_reading(
     glossary: Partnering | None,
     exact: bool,
 ) -> WordReading:
-    from kb.query.plan import Prefix, Sequence, Term, phrase_plan, word_plan
 
     if " " in word.text:  # a glossary phrase: its words anywhere, as a phrase above that
         each = [p for p in (word_plan(w) for w in word.text.split()) if p is not None]
@@ -429,7 +424,6 @@ def _word_reading(
 def _split_variant(run: str, lexicon: Lexicon) -> tuple[Text, ...]:
     """A Chinese run no note holds as a word, as the words the notes use, all of them
     anywhere in the note; () when it is a word or does not split into known words."""
-    from kb.query.plan import word_plan
 
     if len(run) < 3 or lexicon.known([run]):
         return ()
@@ -442,21 +436,18 @@ def _split_variant(run: str, lexicon: Lexicon) -> tuple[Text, ...]:
 
 
 def _all(*texts: Text) -> Text:
-    from kb.query.plan import AllOf
 
     unique = tuple(dict.fromkeys(texts))
     return unique[0] if len(unique) == 1 else AllOf(unique)
 
 
 def _any(*texts: Text) -> Text:
-    from kb.query.plan import AnyOf
 
     unique = tuple(dict.fromkeys(texts))
     return unique[0] if len(unique) == 1 else AnyOf(unique)
 
 
 def _partners(term: str, glossary: Partnering | None) -> tuple[Text, ...]:
-    from kb.query.plan import phrase_plan, word_plan
 
     if glossary is None:
         return ()
@@ -470,7 +461,6 @@ def _partners(term: str, glossary: Partnering | None) -> tuple[Text, ...]:
 
 def describe(text: Text) -> str:
     """A plan node as the user would write it: what a note matched instead of a word."""
-    from kb.query import plan
 
     if isinstance(text, plan.Term):
         return text.token

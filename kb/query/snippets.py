@@ -8,6 +8,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from kb.query import plan
 from kb.query.syntax import Field, Phrase, Word
 from kb.query.tokenize import segments
 from kb.text import CJK_CHAR, CONTROL_CHARS
@@ -49,7 +50,6 @@ def term_patterns(terms: Iterable[Word | Phrase | Field]) -> list[re.Pattern[str
 def reading_patterns(reading: Reading) -> list[re.Pattern[str]]:
     """Patterns for everything a query as read may have matched: each word's forms
     (variants, partners, corrections), unsplit runs, phrases and title filters."""
-    from kb.query.syntax import Field, Phrase
 
     patterns: list[re.Pattern[str]] = []
     for word in reading.words:
@@ -70,7 +70,6 @@ def word_patterns(word: WordReading) -> list[re.Pattern[str]]:
 
 
 def plan_patterns(text: Text) -> list[re.Pattern[str]]:
-    from kb.query import plan
 
     if isinstance(text, plan.Term):
         return [_token_pattern(text.token)]

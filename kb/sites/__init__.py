@@ -98,7 +98,7 @@ def site_base_path(site: Site | None, config: Config) -> str:
 def site_links(config: Config, site: Site | None = None) -> SiteLinks:
     """What link resolution needs to know of the folders behind the notes: the roots (a
     link to a file that exists there is valid) and, for a site, its hosts and sections."""
-    from kb.links.resolve import SiteLinks
+    from kb.links.resolve import SiteLinks  # deferred: 4 modules more
 
     roots = {root.name: root.path for root in config.roots}
     hosts = site_hosts(site, config)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -131,12 +132,10 @@ def read_config(path: Path) -> dict[str, Any]:
     data: Any = None
     try:
         if path.suffix == ".toml":
-            import tomllib
+            import tomllib  # deferred: 6 modules more
 
             data = tomllib.loads(text)
         elif path.suffix == ".json":
-            import json
-
             data = json.loads(text)
         else:
             data = load_yaml(text)
@@ -148,7 +147,7 @@ def read_config(path: Path) -> dict[str, Any]:
 
 
 def load_yaml(text: str) -> Any:
-    import yaml
+    import yaml  # deferred: loads yaml
 
     try:
         return yaml.safe_load(text)

@@ -4,7 +4,9 @@ of Markdown; where its notes are, and the hosts its links name.
 
 from __future__ import annotations
 
+import os
 import re
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -123,12 +125,11 @@ def inferred_site_hosts(folder: Path, exclude: Iterable[str] = ()) -> tuple[str,
     whose linked paths are the site's pages. A Jekyll site often has no ``url`` in its
     config, and old domains are in no config at all; ``kb init`` writes what this finds into
     kb.yaml's ``site_hosts``, where a user sees and edits it."""
-    from collections import defaultdict
 
-    from kb.links.resolve import site_path
-    from kb.parse.decode import decode_note
-    from kb.parse.frontmatter import split_front_matter
-    from kb.parse.note import parse_note
+    from kb.links.resolve import site_path  # deferred: 3 modules more
+    from kb.parse.decode import decode_note  # deferred: 2 modules more
+    from kb.parse.frontmatter import split_front_matter  # deferred: loads yaml
+    from kb.parse.note import parse_note  # deferred: loads linkify_it, markdown_it, yaml
 
     site = read_site(folder)
     if site is None:
@@ -176,7 +177,6 @@ def _under_base(path: str, base: str) -> str:
 
 
 def _walk(folder: Path) -> Iterable[tuple[Path, list[str], list[str]]]:
-    import os
 
     for here, dirs, files in os.walk(folder):
         yield Path(here), dirs, files

@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING
 from textual import work
 from textual.app import App, SuspendNotSupported
 from textual.binding import Binding
-from textual.command import Provider
+from textual.command import CommandPalette, Provider
 from textual.content import Content
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
 from kb.errors import IngestLocked, KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.notes.editing import editor_command, start_editor
 from kb.text import strip_controls
+from kb.tui import wrapping
 from kb.tui.messages import IngestProgress, ListTerm, NotesChanged, OpenNote
 from kb.tui.widgets import plural
 
@@ -33,7 +34,7 @@ PROGRESS_FROM = 100  # files; a refresh of fewer is over before its count could 
 
 
 def _note_commands() -> type[Provider]:
-    from kb.tui.commands import NoteCommands
+    from kb.tui.commands import NoteCommands  # deferred: on first use
 
     return NoteCommands
 
@@ -76,8 +77,8 @@ class KbApp(App[None]):
         self.palette_notes: tuple[int, PaletteNotes] | None = None
 
     def on_mount(self) -> None:
-        from kb.tui.note_screen import NoteScreen
-        from kb.tui.search_screen import SearchScreen
+        from kb.tui.note_screen import NoteScreen  # deferred: loads pygments, textual
+        from kb.tui.search_screen import SearchScreen  # deferred: loads pygments, textual
 
         self.install_screen(SearchScreen(), "search")
         self.install_screen(NoteScreen(), "note")
@@ -110,7 +111,7 @@ class KbApp(App[None]):
         store = self.kb.config.store_path.parent
         roots = [root.path for root in self.kb.config.roots if root.path.is_dir()]
         try:
-            from watchfiles import Change, DefaultFilter, watch
+            from watchfiles import Change, DefaultFilter, watch  # deferred: loads anyio, watchfiles
 
             editor_files = DefaultFilter()  # swap files, .git and the like
 
@@ -137,14 +138,13 @@ class KbApp(App[None]):
         self.set_interval(WATCH_SECONDS, self.reindex, name="watch")
 
     def _type_query(self, text: str) -> None:
-        from textual.widgets import Input
 
         self.get_screen("search").query_one("#query", Input).value = text
 
     # -- opening notes -------------------------------------------------------------------
 
     def on_open_note(self, message: OpenNote) -> None:
-        from kb.tui.note_screen import NoteScreen
+        from kb.tui.note_screen import NoteScreen  # deferred: loads pygments, textual
 
         note_screen = self.get_screen("note", NoteScreen)
         if self.screen is not note_screen:
@@ -152,7 +152,7 @@ class KbApp(App[None]):
         note_screen.show(message.note_id, message.anchor)
 
     def on_list_term(self, message: ListTerm) -> None:
-        from kb.tui.search_screen import SearchScreen
+        from kb.tui.search_screen import SearchScreen  # deferred: loads pygments, textual
 
         search = self.get_screen("search", SearchScreen)
         while self.screen is not search and len(self.screen_stack) > 1:
@@ -270,7 +270,7 @@ class KbApp(App[None]):
     def open_file(self, path: Path) -> None:
         """Open a file (a note's image) with the system's viewer, as `click.launch` does
         (xdg-open, open, start): only ever on the user's request."""
-        import click
+        import click  # deferred: loads click
 
         name = strip_controls(path.name)
         if click.launch(str(path)) == 0:
@@ -330,7 +330,7 @@ class KbApp(App[None]):
             self.post_message(OpenNote(found.id))
 
     def action_new_note(self, title: str = "") -> None:
-        from kb.tui.dialogs import TitleDialog
+        from kb.tui.dialogs import TitleDialog  # deferred: on first use
 
         if title:
             self._create_note(title)
@@ -352,9 +352,8 @@ class KbApp(App[None]):
 
     def action_command_palette(self) -> None:
         """Textual's palette, saying what typing in it does: opening a note."""
-        from textual.command import CommandPalette
 
-        from kb.tui.commands import PLACEHOLDER
+        from kb.tui.commands import PLACEHOLDER  # deferred: on first use
 
         opened = any(isinstance(screen, CommandPalette) for screen in self.screen_stack)
         if self.use_command_palette and not opened:
@@ -362,7 +361,7 @@ class KbApp(App[None]):
 
     def action_help(self) -> None:
         """Help for the screen on top: its keys, and the query language on the search."""
-        from kb.tui.help import HelpScreen, key_rows
+        from kb.tui.help import HelpScreen, key_rows  # deferred: on first use
 
         screen = self.screen
         if isinstance(screen, HelpScreen):
@@ -376,7 +375,6 @@ def make_app(
     kb: KnowledgeBase, watch: bool = True, note_id: int | None = None, query: str = ""
 ) -> KbApp:
     """The one way to build the app, for `kb`, `kb open` and the tests."""
-    from kb.tui import wrapping
 
     wrapping.install()
     return KbApp(kb, watch=watch, note_id=note_id, query=query)

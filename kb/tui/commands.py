@@ -18,6 +18,7 @@ from textual.content import Content
 
 from kb.errors import KbError
 from kb.knowledge_base import KnowledgeBase
+from kb.links.resolve import NoteName
 from kb.text import one_line
 from kb.tui.messages import OpenNote
 
@@ -57,7 +58,7 @@ class PaletteNotes:
         """Each title's pinyin (kb.notes.naming.pinyin_keys), computed on the first query
         that needs it: pypinyin takes 0.2 s to import and 150 µs a Chinese title."""
         if self._pinyin is None:
-            from kb.notes.naming import pinyin_keys
+            from kb.notes.naming import pinyin_keys  # deferred: 2 modules more
 
             self._pinyin = pinyin_keys([c.title for c in self.choices])
         return self._pinyin
@@ -185,7 +186,7 @@ def named_otherwise(
     """The notes ``query`` names by kb's other rules (kb.notes.naming), each with why, in
     the rules' order: an alias holding it, the title's pinyin starting with it (in full or
     as initials), a close spelling of a title, alias or file name; none in ``found``."""
-    from kb.notes.naming import FUZZY_MATCH, fuzzy_scores, pinyin_query
+    from kb.notes.naming import FUZZY_MATCH, fuzzy_scores, pinyin_query  # deferred: 2 modules more
 
     wanted = " ".join(query.lower().split())
     if not wanted:
@@ -212,6 +213,5 @@ def named_otherwise(
 
 
 def _note_name(index: int, choice: NoteChoice) -> NoteName:
-    from kb.links.resolve import NoteName
 
     return NoteName(index, "", choice.path, choice.title, aliases=choice.aliases)

@@ -240,3 +240,26 @@ def test_mypy_is_clean() -> None:
         [mypy, "--no-error-summary"], cwd=REPO, capture_output=True, text=True, check=False
     )
     assert result.returncode == 0, result.stdout
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    """An import left inside a function is there for start-up time (or an optional
+    package): a comment on its line, or the line above, says so; the free ones are at the
+    top (tools: python -X importtime)."""
+    import ast
+
+    bare = []
+    for path in sorted((REPO / "kb").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        for function in ast.walk(ast.parse(text)):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                if not isinstance(node, ast.Import | ast.ImportFrom):
+                    continue
+                said = lines[node.lineno - 1] + lines[node.end_lineno - 1]  # type: ignore[operator]
+                above = lines[node.lineno - 2].strip()
+                if "#" not in said and not above.startswith("#"):
+                    bare.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert bare == []
