@@ -354,16 +354,24 @@ def test_ctrl_c_on_a_real_ingest_process(make_kb, tmp_path: Path) -> None:
 
     body = "## 小节\n\n" + "显存带宽是GPU的瓶颈，roofline 模型说明了一切。\n\n" * 40
     kb = make_kb({f"d{i % 20}/n{i}.md": f"# 笔记 {i}\n\n{body}" for i in range(3000)})
+
+    def as_from_a_shell() -> None:
+        # A shell starts kb with Ctrl-C deliverable; a test runner's process may have it
+        # blocked or ignored (a library's threads), and a child inherits both.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
     process = subprocess.Popen(
         [sys.executable, "-m", "kb", "--kb", str(tmp_path), "ingest"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=as_from_a_shell,  # noqa: PLW1509 - no threads are started before exec
     )
     time.sleep(1.0)
     process.send_signal(signal.SIGINT)
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 130, stderr
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, (stdout, stderr)
     assert "interrupted" in stderr
     assert "Traceback" not in stderr
     if kb.config.store_path.exists():

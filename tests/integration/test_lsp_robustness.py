@@ -68,7 +68,12 @@ async def test_a_note_deleted_while_open(tmp_path: Path) -> None:
     # The editor saves it again where it was: ingested, found again.
     client.text_document_did_save(t.DidSaveTextDocumentParams(t.TextDocumentIdentifier(uri)))
     other = session.open(home / "notes/posts/draft-del.md", "[[Redis 学习\n")
-    assert "Redis 学习笔记" in await labels(session, other, 0, 10)
+    # The save is ingested in the background: completion offers the note once it is done.
+    for _ in range(50):
+        if "Redis 学习笔记" in (offered := await labels(session, other, 0, 10)):
+            break
+        await asyncio.sleep(0.2)
+    assert "Redis 学习笔记" in offered
     # Gone for good (the watcher says so): no longer offered.
     session.client.workspace_did_change_watched_files(
         t.DidChangeWatchedFilesParams([t.FileEvent(uri, t.FileChangeType.Deleted)])
