@@ -65,7 +65,9 @@ async def test_a_note_deleted_while_open(tmp_path: Path) -> None:
         t.TextDocumentIdentifier(uri), t.Range(t.Position(0, 0), t.Position(0, 0)),
         t.CodeActionContext([]),
     )))  # fmt: skip
-    # The editor saves it again where it was: ingested, found again.
+    # The editor saves it again where it was (it writes the file, then says so): ingested,
+    # found again.
+    file.write_text(text, encoding="utf-8")
     client.text_document_did_save(t.DidSaveTextDocumentParams(t.TextDocumentIdentifier(uri)))
     other = session.open(home / "notes/posts/draft-del.md", "[[Redis 学习\n")
     # The save is ingested in the background: completion offers the note once it is done.
@@ -74,7 +76,8 @@ async def test_a_note_deleted_while_open(tmp_path: Path) -> None:
             break
         await asyncio.sleep(0.2)
     assert "Redis 学习笔记" in offered
-    # Gone for good (the watcher says so): no longer offered.
+    # Gone for good (removed again, and the watcher says so): no longer offered.
+    file.unlink()
     session.client.workspace_did_change_watched_files(
         t.DidChangeWatchedFilesParams([t.FileEvent(uri, t.FileChangeType.Deleted)])
     )
