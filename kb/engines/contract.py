@@ -259,3 +259,11 @@ def document_terms(document: SearchDocument) -> Counter[str]:
                 if _is_mlt_term(word, cjk=segment.kind == "cjk"):
                     counts[word] += weight
     return counts
+
+
+def newest_first(date: str | None) -> tuple[int, list[int]]:
+    """A sort key that puts later ISO dates first and undated notes last
+    (the engines that rank a prefix's notes by date: whoosh, tantivy)."""
+    if not date:
+        return (1, [])
+    return (0, [-ord(ch) for ch in date])

@@ -31,6 +31,7 @@ from kb.engines.contract import (
     document_terms,
     index_tokens,
     more_like_this,
+    newest_first,
 )
 from kb.engines.tantivy_index import (
     FIELDS,
@@ -297,7 +298,7 @@ class TantivyEngine:
             key=lambda i: (
                 i not in exact,
                 -scores[i],
-                _newest_first(dated.get(i, ("", ""))[0]),
+                newest_first(dated.get(i, ("", ""))[0]),
                 dated.get(i, ("", ""))[1],
             ),
         )
@@ -386,13 +387,6 @@ _REGEX_SPECIAL = frozenset("\\.+*?()|[]{}^$#&-~")
 
 def _regex_escape(text: str) -> str:
     return "".join("\\" + ch if ch in _REGEX_SPECIAL else ch for ch in text)
-
-
-def _newest_first(date: str | None) -> tuple[int, list[int]]:
-    """A sort key that puts later ISO dates first and undated notes last."""
-    if not date:
-        return (1, [])
-    return (0, [-ord(ch) for ch in date])
 
 
 class TantivyEntry(EngineEntry):

@@ -22,6 +22,7 @@ from kb.engines.contract import (
     document_terms,
     index_tokens,
     more_like_this,
+    newest_first,
 )
 from kb.errors import KbError, StoreError, os_error_message
 from kb.query import plan
@@ -395,7 +396,7 @@ class WhooshEngine:
             key=lambda i: (
                 i not in exact,
                 -scores[i],
-                _newest_first(dated.get(i, ("", ""))[0]),
+                newest_first(dated.get(i, ("", ""))[0]),
                 dated.get(i, ("", ""))[1],
             ),
         )
@@ -530,13 +531,6 @@ def _adjacent(fields: Iterable[str], tokens: tuple[str, ...]) -> Any:
     if len(tokens) == 1:
         return wq.Or([wq.Term(f, tokens[0], boost=_WEIGHT[f]) for f in fields])
     return wq.Or([wq.Phrase(f, list(tokens), boost=_WEIGHT[f]) for f in fields])
-
-
-def _newest_first(date: str | None) -> tuple[int, list[int]]:
-    """A sort key that puts later ISO dates first and undated notes last."""
-    if not date:
-        return (1, [])
-    return (0, [-ord(ch) for ch in date])
 
 
 class WhooshEntry(EngineEntry):
