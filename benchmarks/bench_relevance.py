@@ -61,7 +61,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from common import BENCH_DIR, REPO_ROOT, BenchError, last_line
+from common import BENCH_DIR, REPO_ROOT, SEMANTIC_SET_BY_USER, BenchError, last_line
+
+if not SEMANTIC_SET_BY_USER:  # common turns meaning off for the speed benchmarks
+    os.environ.pop("KB_SEMANTIC", None)
 
 RELEVANCE_DIR = BENCH_DIR / "relevance"
 QUERIES_FILE = RELEVANCE_DIR / "queries.json"

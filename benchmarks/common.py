@@ -33,6 +33,11 @@ COUNT_KEYS = ("added", "updated", "moved", "removed", "unchanged", "warnings")
 
 # Goals are set for 10,000 notes; smaller corpora must meet them too, larger ones are not judged.
 GOAL_NOTES = 10_000
+# The speed benchmarks measure kb's words. Search by meaning (the semantic extra, when it
+# is installed) has its own costs, measured by bench_meaning.py; bench_relevance.py, which
+# judges kb with and without it, turns it back on.
+SEMANTIC_SET_BY_USER = "KB_SEMANTIC" in os.environ
+os.environ.setdefault("KB_SEMANTIC", "off")
 WARM_ROUNDS = 3  # timed passes over warm queries or notes; each reports its median
 
 # Children are started from this tiny launcher rather than from the benchmark itself: on

@@ -8,7 +8,7 @@ import math
 import re
 from abc import ABC, abstractmethod
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from operator import itemgetter
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol
 
@@ -95,7 +95,7 @@ class EngineEntry(ABC):
         self,
         index_dir: Path,
         store: Store,
-        streams: dict[int, tuple[str, ...]] | None,
+        streams: Mapping[int, tuple[str, ...]] | None,
         rebuild: bool,
     ) -> None:
         """Bring an index kept outside the store up to date once the store committed;

@@ -20,7 +20,7 @@ regular expression that scores a constant, so no note is lost.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -409,7 +409,7 @@ class TantivyEntry(EngineEntry):
         self,
         index_dir: Path,
         store: Store,
-        streams: dict[int, tuple[str, ...]] | None,
+        streams: Mapping[int, tuple[str, ...]] | None,
         rebuild: bool,
     ) -> None:
         # After the store's commit: a crash between the two leaves the index behind, and

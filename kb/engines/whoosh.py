@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -159,14 +159,17 @@ class WhooshIndex:
             raise IndexDamaged(self.path, exc) from exc
 
     def sync(
-        self, store: Store, streams: dict[int, tuple[str, ...]] | None = None, rebuild: bool = False
+        self,
+        store: Store,
+        streams: Mapping[int, tuple[str, ...]] | None = None,
+        rebuild: bool = False,
     ) -> int:
         """Bring the index to the store's generation; returns how many notes it wrote.
 
         A rebuild (or a missing index) is built in a new folder and swapped in, so a
         reader never sees a half-built index."""
 
-        streams = streams or {}
+        streams = streams if streams is not None else {}
         target = store.generation
         try:
             state = self.state()
@@ -193,7 +196,7 @@ class WhooshIndex:
             ) from exc
 
     def _rebuild(
-        self, store: Store, streams: dict[int, tuple[str, ...]], target: int, signature: str
+        self, store: Store, streams: Mapping[int, tuple[str, ...]], target: int, signature: str
     ) -> int:
         """Build the index in a new folder and swap it in; a failed build leaves nothing."""
         fresh = self.path.with_name(FOLDER + ".new")
@@ -223,7 +226,7 @@ class WhooshIndex:
         store: Store,
         changed: list[int],
         removed: list[int],
-        streams: dict[int, tuple[str, ...]],
+        streams: Mapping[int, tuple[str, ...]],
         generation: int,
         signature: str,
     ) -> int:
@@ -552,7 +555,7 @@ class WhooshEntry(EngineEntry):
         self,
         index_dir: Path,
         store: Store,
-        streams: dict[int, tuple[str, ...]] | None,
+        streams: Mapping[int, tuple[str, ...]] | None,
         rebuild: bool,
     ) -> None:
         # After the store's commit: a crash between the two leaves the index behind, and

@@ -16,6 +16,7 @@ from kb.config import Config, NotesRoot
 from kb.engines.contract import EngineEntry, IndexWriter
 from kb.errors import NotesRootError
 from kb.ingest.load import LoadJob, LoadResult, load_files, search_streams
+from kb.ingest.spool import StreamSpool
 from kb.ingest.walk import (
     SCAN_PROBLEM_KINDS,
     NoteFile,
@@ -91,9 +92,10 @@ class Ingester:
         self.store = store
         self.progress = progress
         entry = engine or engine_entry(DEFAULT_ENGINE)
-        # With an engine outside the store (whoosh), the tokens of the notes written in
-        # this run are kept for it; it commits after the store does.
-        self.streams: dict[int, tuple[str, ...]] | None = None if entry.in_store else {}
+        # With an engine outside the store (tantivy, whoosh), the tokens of the notes
+        # written in this run are kept for it (bounded: kb.ingest.spool); it commits
+        # after the store does.
+        self.streams: StreamSpool | None = None if entry.in_store else StreamSpool(config.index_dir)
         self.stats = IngestStats()
         self.generation: int | None = None
         self.index: IndexWriter = entry.writer(store)

@@ -92,8 +92,12 @@ def _ingest_into(
                 store.meta.set("engine", engine)  # --engine on a rebuild: the new choice
             entry = configured_entry(config, store)
             ingester = Ingester(config, store, progress, engine=entry)
-            stats = ingester.run(paths, rebuild=rebuild)
-            entry.after_commit(config.index_dir, store, ingester.streams, rebuild)
+            try:
+                stats = ingester.run(paths, rebuild=rebuild)
+                entry.after_commit(config.index_dir, store, ingester.streams, rebuild)
+            finally:
+                if ingester.streams is not None:
+                    ingester.streams.close()
             if not entry.in_store:  # its index may have been rebuilt: open it again
                 reset_readers()
             if rebuild:

@@ -100,6 +100,22 @@ def test_rebuild_with_tantivy_gives_the_same_answers(tmp_path: Path) -> None:
     assert answers(kb) == with_fts5
 
 
+def test_tokens_spilled_to_disk_give_the_same_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = sample_kb(tmp_path)
+    kb.ingest()
+    with_fts5 = answers(kb)
+    # A first ingest past the spool's memory bound (a large folder): every note's tokens
+    # go through the file, and the index is the one FTS5 answers from.
+    monkeypatch.setattr("kb.ingest.spool.IN_MEMORY_BYTES", 0)
+    kb.ingest(rebuild=True, engine="tantivy")
+    kb = KnowledgeBase.open(tmp_path)
+    assert kb.engine().name == "tantivy"
+    assert answers(kb) == with_fts5
+    assert not list((tmp_path / "index").glob("kb-streams-*"))
+
+
 @pytest.mark.slow
 def test_related_notes_match_fts5(tmp_path: Path) -> None:
     kb = sample_kb(tmp_path)
