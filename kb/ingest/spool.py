@@ -18,16 +18,20 @@ from typing import IO
 
 Streams = tuple[str, ...]
 
-IN_MEMORY_BYTES = 32 * 1024 * 1024  # a few thousand notes' tokens; beyond that, the file
+# Characters held in memory (32-64 MB as Python stores them: 1 byte a character for Latin
+# text, 2 with Chinese): a few thousand notes' tokens; beyond that, the file.
+IN_MEMORY_CHARACTERS = 32_000_000
 _LEVEL = 1  # tokens compress ~4x even at the fastest level
 
 
 class StreamSpool(Mapping[int, Streams]):
     """note id -> streams; written once per note by ingest, read by the engine."""
 
-    def __init__(self, folder: Path, memory_bytes: int | None = None) -> None:
+    def __init__(self, folder: Path, memory_characters: int | None = None) -> None:
         self.folder = folder
-        self.memory_bytes = IN_MEMORY_BYTES if memory_bytes is None else memory_bytes
+        self.memory_characters = (
+            IN_MEMORY_CHARACTERS if memory_characters is None else memory_characters
+        )
         self._memory: dict[int, Streams] = {}
         self._kept = 0  # characters held in memory
         self._file: IO[bytes] | None = None
@@ -35,10 +39,12 @@ class StreamSpool(Mapping[int, Streams]):
         self._end = 0
 
     def __setitem__(self, note_id: int, streams: Streams) -> None:
-        self._memory.pop(note_id, None)
-        self._spilled.pop(note_id, None)
+        earlier = self._memory.pop(note_id, None)
+        if earlier is not None:
+            self._kept -= sum(map(len, earlier))
+        self._spilled.pop(note_id, None)  # its old record stays in the file, unread
         size = sum(map(len, streams))
-        if self._kept + size < self.memory_bytes:
+        if self._kept + size < self.memory_characters:
             self._memory[note_id] = streams
             self._kept += size
             return

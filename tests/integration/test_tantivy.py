@@ -108,7 +108,7 @@ def test_tokens_spilled_to_disk_give_the_same_index(
     with_fts5 = answers(kb)
     # A first ingest past the spool's memory bound (a large folder): every note's tokens
     # go through the file, and the index is the one FTS5 answers from.
-    monkeypatch.setattr("kb.ingest.spool.IN_MEMORY_BYTES", 0)
+    monkeypatch.setattr("kb.ingest.spool.IN_MEMORY_CHARACTERS", 0)
     kb.ingest(rebuild=True, engine="tantivy")
     kb = KnowledgeBase.open(tmp_path)
     assert kb.engine().name == "tantivy"

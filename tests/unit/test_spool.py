@@ -18,23 +18,23 @@ STREAMS = {
 }
 
 
-@pytest.mark.parametrize("memory_bytes", [0, 40, 10**9], ids=["all-spilled", "some", "memory"])
-def test_what_goes_in_comes_out(tmp_path: Path, memory_bytes: int) -> None:
-    spool = StreamSpool(tmp_path / "index", memory_bytes)
+@pytest.mark.parametrize("memory", [0, 40, 10**9], ids=["all-spilled", "some", "memory"])
+def test_what_goes_in_comes_out(tmp_path: Path, memory: int) -> None:
+    spool = StreamSpool(tmp_path / "index", memory)
     for note_id, streams in STREAMS.items():
         spool[note_id] = streams
     assert len(spool) == len(STREAMS)
     assert {i: spool[i] for i in spool} == STREAMS
     assert 5 not in spool
     assert spool.get(5) is None
-    assert (spool.spilled == len(STREAMS)) is (memory_bytes == 0)
-    assert (spool.spilled == 0) is (memory_bytes == 10**9)
+    assert (spool.spilled == len(STREAMS)) is (memory == 0)
+    assert (spool.spilled == 0) is (memory == 10**9)
     spool.close()
     assert len(spool) == 0
 
 
 def test_a_note_written_twice_keeps_its_last_streams(tmp_path: Path) -> None:
-    spool = StreamSpool(tmp_path, memory_bytes=10)
+    spool = StreamSpool(tmp_path, memory_characters=10)
     spool[1] = ("short",)
     spool[1] = ("a longer second version",)  # past the memory bound: to the file
     spool[2] = ("ok",)
@@ -44,8 +44,17 @@ def test_a_note_written_twice_keeps_its_last_streams(tmp_path: Path) -> None:
     spool.close()
 
 
+def test_a_note_rewritten_in_memory_frees_its_share(tmp_path: Path) -> None:
+    spool = StreamSpool(tmp_path, memory_characters=12)
+    for _ in range(5):
+        spool[1] = ("ten chars!",)  # the same note again and again: still in memory
+    spool[2] = ("x",)
+    assert spool.spilled == 0
+    spool.close()
+
+
 def test_the_file_is_never_left_in_the_folder(tmp_path: Path) -> None:
-    spool = StreamSpool(tmp_path, memory_bytes=0)
+    spool = StreamSpool(tmp_path, memory_characters=0)
     spool[1] = ("tokens",)
     if os.name == "posix":  # unnamed while open: a killed ingest leaves nothing
         assert list(tmp_path.iterdir()) == []
