@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,12 +32,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         item.add_marker(getattr(pytest.mark, tier))
 
 
-@pytest.fixture(autouse=True)
-def isolated_user_dirs(
-    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> Path:
-    """Keep the user's real config, data and default knowledge base out of every test."""
-    home = tmp_path_factory.mktemp("home")
+def _isolate(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Keep the user's real config, data and default knowledge base out of a test."""
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local" / "share"))
@@ -47,6 +43,25 @@ def isolated_user_dirs(
     # Search by meaning is on wherever its extra is installed; the tests that are about it
     # (tests/test_meaning*.py) turn it on themselves, the others measure the words alone.
     monkeypatch.setenv("KB_SEMANTIC", "off")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def isolated_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The same isolation for the module-scoped fixtures, which run before any test's own:
+    without it they read the real home and embed every note they ingest."""
+    home = tmp_path_factory.mktemp("session-home")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _isolate(home, monkeypatch)
+        yield home
+
+
+@pytest.fixture(autouse=True)
+def isolated_user_dirs(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Each test its own home, so what one test configures no other sees."""
+    home = tmp_path_factory.mktemp("home")
+    _isolate(home, monkeypatch)
     return home
 
 
