@@ -155,6 +155,18 @@ def match_expression(text: plan.Text) -> str:
     return f"{TITLE_COLUMNS} : ({match_expression(text.child)})"
 
 
+def _within(planned: QueryPlan, column: str) -> tuple[str, tuple[str, ...]]:
+    """The clause keeping the matches to notes matching ``planned.within``, and its
+    parameter; a separate MATCH, so bm25 still scores the query alone. On the FTS5 table
+    the column is ``+rowid``: a plain ``rowid IN`` is handed to FTS5 as a constraint and
+    each note is matched again on its own, bm25's statistics with it (6 s for a common
+    word at 10,000 notes, against 0.04 s as a filter over the one match)."""
+    if planned.within is None:
+        return "", ()
+    clause = f" AND {column} IN (SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ?)"
+    return clause, (match_expression(planned.within),)
+
+
 class _SqlBuilder:
     """Compiles a query tree to a WHERE clause over ``notes n``."""
 
@@ -225,10 +237,11 @@ class Fts5Engine:
         # Without boosts R alone ranks the same (bm25 sums over phrases, and R's positive
         # phrases would only count twice) at half the cost: every phrase is scored per hit.
         expression = f"{required} AND ({_ranking(planned)})" if planned.boosts else required
+        within, params = _within(planned, "+rowid")
         rows = self.conn.execute(
             f"SELECT rowid, -bm25({TABLE}, {_WEIGHTS_SQL}) AS score FROM {TABLE} "
-            f"WHERE {TABLE} MATCH ? ORDER BY score DESC LIMIT ?",
-            (expression, limit),
+            f"WHERE {TABLE} MATCH ?{within} ORDER BY score DESC LIMIT ?",
+            (expression, *params, limit),
         ).fetchall()
         hits = [EngineHit(int(row[0]), float(row[1])) for row in rows]
         # A note whose title is the query comes first, even when bm25 put it past the limit.
@@ -261,9 +274,10 @@ class Fts5Engine:
         else:
             rank_join, score = "", "0"
         params.extend(builder.params)
-        params.extend([planned.title_key, limit])
+        within, within_params = _within(planned, "n.id")
+        params.extend([*within_params, planned.title_key, limit])
         sql = (
-            f"SELECT n.id, {score} AS score FROM notes n {rank_join} WHERE {where} "
+            f"SELECT n.id, {score} AS score FROM notes n {rank_join} WHERE {where}{within} "
             f"ORDER BY (lower(n.title) = ?) DESC, score DESC, n.date DESC, n.path "
             f"LIMIT ?"
         )

@@ -239,6 +239,15 @@ class TantivyEngine:
         scoring = [*self._score(searcher, text), *self._boost_terms(planned)]
         return q.boolean_query([(occur.Must, matching), *((occur.Should, s) for s in scoring)])
 
+    def _within(self, searcher: Any, planned: QueryPlan, query: Any) -> Any:
+        """``query`` kept to the notes matching ``planned.within``, which scores nothing."""
+        if planned.within is None:
+            return query
+        q = self.tantivy.Query
+        occur = self.tantivy.Occur
+        within = q.const_score_query(self._query(searcher, planned.within), 0.0)
+        return q.boolean_query([(occur.Must, query), (occur.Must, within)])
+
     def _among(self, query: Any, ids: Collection[int]) -> Any:
         q = self.tantivy.Query
         occur = self.tantivy.Occur
@@ -275,6 +284,7 @@ class TantivyEngine:
         exact = self.store.notes.ids_titled(planned.title_key)
         if planned.required is not None:
             ranked = self._ranked(searcher, planned.required, planned)
+            ranked = self._within(searcher, planned, ranked)
             scores = dict(self._hits(searcher, ranked, limit))
             required = self._query(searcher, planned.required)
             missing = exact - scores.keys()
@@ -283,6 +293,8 @@ class TantivyEngine:
                     scores[note_id] = 0.0
         else:
             matched = self._evaluate(searcher, planned, planned.root)
+            if planned.within is not None:
+                matched &= self._all(searcher, self._query(searcher, planned.within))
             scores = dict.fromkeys(matched, 0.0)
             ranking = self._ranking(searcher, planned)
             if ranking is not None and matched:

@@ -373,14 +373,18 @@ class WhooshEngine:
                 # Required terms rank; dictionary words only add to the score (AndMaybe).
                 boosts = self._boosts(reader, planned)
                 scored = AndMaybe(required, boosts) if boosts is not None else required
-                scores = {
-                    int(ids[h.docnum]): float(h.score) for h in searcher.search(scored, limit=limit)
-                }
+                # A filter matches without scoring: the query's own scores, as FTS5's.
+                within = self._query(reader, planned.within) if planned.within else None
+                found = searcher.search(scored, limit=limit, filter=within)
+                scores = {int(ids[h.docnum]): float(h.score) for h in found}
                 for note_id in exact - scores.keys():  # a title match ranks first anyway
                     if searcher.search(WAnd([required, Term("key", str(note_id))]), limit=1):
                         scores[note_id] = 0.0
             else:
                 matched = self._evaluate(searcher, ids, planned, planned.root)
+                if planned.within is not None:
+                    within = searcher.docs_for_query(self._query(reader, planned.within))
+                    matched &= {int(ids[d]) for d in within}
                 scores = dict.fromkeys(matched, 0.0)
                 ranking = self._ranking(reader, planned)
                 if ranking is not None:

@@ -186,10 +186,18 @@ class QueryPlan(Value):
     title_key: str  # a note titled so comes first
     # Each word's plan with its alternatives (kb.analysis): what a note must match for it.
     expanded: tuple[tuple[Word, Text], ...] = ()
+    # Matches must match this too, and it scores nothing: the same query's best among the
+    # notes whose title holds its words (kb.query.search asks for those beside the best).
+    within: Text | None = None
 
     def text_of(self, node: Node) -> Text | None:
         """The plan of a node of ``root`` made only of text (see ``text_plan``)."""
         return text_plan(node, dict(self.expanded))
+
+    def kept_to(self, within: Text) -> QueryPlan:
+        """The same query with its matches kept to the notes matching ``within``."""
+        fields = {name: getattr(self, name) for name in self._fields}
+        return QueryPlan(**{**fields, "within": within})
 
 
 def plan_query(query: Query, reading: Reading | None = None) -> QueryPlan:

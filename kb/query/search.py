@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from kb.engines.contract import EngineHit, SearchEngine
-from kb.query.plan import AllOf, AnyOf, QueryPlan, Text, plan_query
+from kb.query.plan import AllOf, InTitle, QueryPlan, Text, plan_query
 from kb.query.reading import FEW_MATCHES, Reading, describe, read_query
 from kb.query.snippets import (
     highlight_spans,
@@ -110,6 +110,13 @@ def run_search(
         results.warning = "the search index is missing or behind the notes: run 'kb ingest'"
     pool = max(limit, POOL)
     strict = engine.search(planned, pool)
+    titles = None if _plain(reading) else _title_plan(reading, planned, fragments=False)
+    if titles is not None and len(strict) >= pool:
+        # kb ranks the notes whose title holds every word first, but by score some are past
+        # the pool (a common word in hundreds of titles): the engine's best of those join.
+        seen = {hit.note_id for hit in strict}
+        titled = engine.search(planned.kept_to(titles), pool)
+        strict += [hit for hit in titled if hit.note_id not in seen]
     loose: list[EngineHit] = []
     if reading.relaxable and len(strict) < RELAX_BELOW:
         seen = {hit.note_id for hit in strict}
@@ -202,9 +209,7 @@ def _order(
     hits = [h for h in (*strict, *loose) if h.note_id in facts]
     ids = [h.note_id for h in hits]
     labels = [r.shown_as or r.word.text for r in reading.words]
-    simple = len(reading.words) <= 1 and not reading.intact and not loose
-    simple = simple and all(r.alternatives() == (r.exact,) for r in reading.words)
-    if simple or not ids:
+    if (_plain(reading) and not loose) or not ids:
         return [(h.note_id, h.score, list(labels), []) for h in hits]
     strict_ids = {h.note_id for h in strict}
     loose_ids = [h.note_id for h in loose if h.note_id in facts]
@@ -227,16 +232,10 @@ def _order(
     # fragment of a Chinese run is no word on its own, but when a note holds the run as
     # typed, a title without the fragment is not about the query (`MCP 写的一行`: the note
     # holding 写的一行 before the one titled MCP).
-    typed_run_held = any(intact)
-    titled_all = {
-        note_id
-        for note_id in ids
-        if all(
-            any(_holds(a, facts[note_id][0]) for a in w.alternatives())
-            for w in reading.words
-            if typed_run_held or not w.fragment
-        )
-    }
+    # The engine says which titles hold a word, as it says which notes do: `token` is not
+    # in a title `tiktoken`, `Parameter` is in `FlatParameter` (an identifier's parts).
+    titles = _title_plan(reading, planned, fragments=any(intact))
+    titled_all = engine.holders(titles, ids) if titles is not None else set(ids)
     links = store.links.note_link_counts(ids)
     # How rare each word is, for ordering notes that hold only some of the words: a note
     # holding the rare one (speculative decoding) before one holding two common ones.
@@ -303,14 +302,22 @@ def _order(
     return result
 
 
-def _holds(text: Text, title: str) -> bool:
-    """Whether ``title`` holds a plan node: every word of an ``AllOf`` (a glossary term's
-    words apart), any of an ``AnyOf``."""
-    if isinstance(text, AllOf):
-        return all(_holds(child, title) for child in text.children)
-    if isinstance(text, AnyOf):
-        return any(_holds(child, title) for child in text.children)
-    return any(p.search(title) for p in plan_patterns(text))
+def _plain(reading: Reading) -> bool:
+    """One word at most, as typed, no run split: the engine's order is kb's."""
+    if len(reading.words) > 1 or reading.intact:
+        return False
+    return all(r.alternatives() == (r.exact,) for r in reading.words)
+
+
+def _title_plan(reading: Reading, planned: QueryPlan, fragments: bool) -> Text | None:
+    """A title holding every word of the query (and the fragments of its Chinese runs, if
+    ``fragments``), each as any of its alternatives; None for a query without words."""
+    texts = tuple(
+        planned.text_of(w.word) or w.exact for w in reading.words if fragments or not w.fragment
+    )
+    if not texts:
+        return None
+    return InTitle(texts[0] if len(texts) == 1 else AllOf(texts))
 
 
 def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:

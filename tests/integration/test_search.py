@@ -348,3 +348,61 @@ def test_query_edge_cases(kb: KnowledgeBase, query: str, expected: set[str]) -> 
 def test_more_bad_queries(kb: KnowledgeBase, query: str) -> None:
     with pytest.raises(QuerySyntaxError):
         kb.search(query)
+
+
+def _installed_engines() -> list[object]:
+    import importlib
+
+    from kb.engines.registry import ENGINES as REGISTRY
+    from kb.engines.registry import engine_names
+
+    def installed(name: str) -> bool:
+        available = getattr(importlib.import_module(REGISTRY[name]), "available", None)
+        return available is None or bool(available())
+
+    return [
+        pytest.param(n, marks=pytest.mark.skipif(not installed(n), reason=f"{n} missing"))
+        for n in engine_names()
+    ]
+
+
+EVERY_ENGINE = _installed_engines()
+
+
+def _engine_kb(make_kb, engine: str, notes: dict[str, str]) -> KnowledgeBase:
+    kb = make_kb(notes, f"roots: [notes]\nengine: {engine}\n")
+    kb.ingest()
+    return kb
+
+
+@pytest.mark.parametrize("engine", EVERY_ENGINE)
+def test_a_word_inside_a_longer_title_word_is_not_a_title_holding_it(make_kb, engine) -> None:
+    # `token` is inside `tiktoken`, but a title "tiktoken budget tricks" does not hold the
+    # word token: the note titled with both words comes first, however often the other
+    # says them.
+    notes = {
+        "tiktoken.md": "---\ntitle: tiktoken budget tricks\ntags: [token, budget]\n---\n\n"
+        + "## The token budget\n\nthe token budget, token by token, budget after budget.\n" * 5,
+        "budget.md": "---\ntitle: A token budget for serving\n---\n\n"
+        + "How much a request may spend, in the scheduler's words. " * 40,
+    }
+    kb = _engine_kb(make_kb, engine, notes)
+    assert [h.path for h in kb.search("token budget").hits] == ["budget.md", "tiktoken.md"]
+
+
+@pytest.mark.parametrize("engine", EVERY_ENGINE)
+def test_a_title_holding_every_word_leads_even_past_the_engines_best(make_kb, engine) -> None:
+    # Forty notes say "cache eviction" often; one, long, says it once but is titled with
+    # both words. By score it is past the engine's best 30; kb still shows it first.
+    notes = {
+        f"n{i:02}.md": f"---\ntitle: 笔记 {i}\n---\n\n" + "cache eviction again. " * 30
+        for i in range(40)
+    }
+    filler = " ".join(f"word{i}" for i in range(3000))
+    notes["titled.md"] = (
+        f"---\ntitle: Eviction policies of a cache\n---\n\n{filler}\n\ncache eviction.\n"
+    )
+    kb = _engine_kb(make_kb, engine, notes)
+    hits = kb.search("cache eviction", limit=10).hits
+    assert hits[0].path == "titled.md"
+    assert len(hits) == 10
