@@ -65,6 +65,23 @@ def isolated_user_dirs(
     return home
 
 
+def engine_params(*, without: tuple[str, ...] = ()) -> list[object]:
+    """Every engine of the registry as a pytest param, skipped where its package is missing."""
+    import importlib
+
+    from kb.engines.registry import ENGINES, engine_names
+
+    def installed(name: str) -> bool:
+        available = getattr(importlib.import_module(ENGINES[name]), "available", None)
+        return available is None or bool(available())
+
+    return [
+        pytest.param(n, marks=pytest.mark.skipif(not installed(n), reason=f"{n} missing"))
+        for n in engine_names()
+        if n not in without
+    ]
+
+
 NoteFiles = dict[str, str | bytes]
 
 

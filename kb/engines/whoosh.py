@@ -374,7 +374,7 @@ class WhooshEngine:
                 boosts = self._boosts(reader, planned)
                 scored = AndMaybe(required, boosts) if boosts is not None else required
                 # A filter matches without scoring: the query's own scores, as FTS5's.
-                within = self._query(reader, planned.within) if planned.within else None
+                within = None if planned.within is None else self._query(reader, planned.within)
                 found = searcher.search(scored, limit=limit, filter=within)
                 scores = {int(ids[h.docnum]): float(h.score) for h in found}
                 for note_id in exact - scores.keys():  # a title match ranks first anyway

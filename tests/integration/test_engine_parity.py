@@ -5,30 +5,19 @@ Chinese knowledge base."""
 
 from __future__ import annotations
 
-import importlib
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from kb.engines.registry import ENGINES, engine_names
 from kb.knowledge_base import KnowledgeBase
-from tests.conftest import REPO, SAMPLE_NOTES, SHARED_CORPORA
+from tests.conftest import REPO, SAMPLE_NOTES, SHARED_CORPORA, engine_params
 
 pytestmark = pytest.mark.slow
 
 
-def _installed(engine: str) -> bool:
-    available = getattr(importlib.import_module(ENGINES[engine]), "available", None)
-    return available is None or bool(available())
-
-
-OTHERS = [
-    pytest.param(name, marks=pytest.mark.skipif(not _installed(name), reason=f"{name} missing"))
-    for name in engine_names()
-    if name != "fts5"
-]
+OTHERS = engine_params(without=("fts5",))
 
 QUERIES = json.loads(
     (REPO / "benchmarks" / "relevance" / "queries.json").read_text(encoding="utf-8")

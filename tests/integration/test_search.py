@@ -14,6 +14,7 @@ from kb.cli import cli
 from kb.engines.whoosh import available as whoosh_available
 from kb.knowledge_base import KnowledgeBase
 from kb.query.syntax import QuerySyntaxError
+from tests.conftest import engine_params
 
 ENGINES = [
     "fts5",
@@ -350,23 +351,7 @@ def test_more_bad_queries(kb: KnowledgeBase, query: str) -> None:
         kb.search(query)
 
 
-def _installed_engines() -> list[object]:
-    import importlib
-
-    from kb.engines.registry import ENGINES as REGISTRY
-    from kb.engines.registry import engine_names
-
-    def installed(name: str) -> bool:
-        available = getattr(importlib.import_module(REGISTRY[name]), "available", None)
-        return available is None or bool(available())
-
-    return [
-        pytest.param(n, marks=pytest.mark.skipif(not installed(n), reason=f"{n} missing"))
-        for n in engine_names()
-    ]
-
-
-EVERY_ENGINE = _installed_engines()
+EVERY_ENGINE = engine_params()
 
 
 def _engine_kb(make_kb, engine: str, notes: dict[str, str]) -> KnowledgeBase:
