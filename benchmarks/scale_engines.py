@@ -3,6 +3,7 @@
     python benchmarks/scale_engines.py [--sizes 10000 100000] [--engines fts5 whoosh tantivy]
                                        [--workdir /tmp/kb-bench] [--homes /tmp/kb-bench-engines]
                                        [--queries 60] [--cold 5] [--seed 1] [--json-out FILE]
+                                       [--searches-only]
 
 For each size it reuses (or generates) the corpus the other benchmarks share under
 --workdir; each engine gets its own knowledge base under --homes whose kb.yaml points at
@@ -20,6 +21,9 @@ that one notes folder (no copies), so every engine reads the same files. Per eng
   timed, to tell the engine's cost from the rest of a search (tiers, snippets);
 - agreement: for each warm query, whether the engine's first 20 notes are FTS5's (as a
   set, and in order).
+
+With --searches-only the homes of an earlier run are reused as they are and only the
+searches are measured again (the ingest rows then read 0).
 
 Figures are also shown as ratios to the same run's FTS5 (the machine is shared: compare
 ratios between runs, not seconds). Run under `nice`.
@@ -204,7 +208,11 @@ def bench_size(args: argparse.Namespace, notes: int) -> SizeResult:
         home = home_for(args, notes, engine)
         er = EngineResult(engine)
         result.engines[engine] = er
-        measure_ingest(home, engine, er)
+        if args.searches_only:
+            run_ingest(home, "--json")  # built already: nothing to do
+            er.index_mb = index_mb(home, engine)
+        else:
+            measure_ingest(home, engine, er)
         print(f"  {engine}: cold and warm searches ...", flush=True)
         measure_cold(home, words, er, result.warnings)
         measure_warm(home, queries, er)
@@ -284,6 +292,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--cold", type=int, default=5, help="cold `kb search` words")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument(
+        "--searches-only",
+        action="store_true",
+        help="the homes are built: measure the searches again, not the ingests (rows 0)",
+    )
     args = parser.parse_args(argv)
     if "fts5" in args.engines:  # the baseline first
         args.engines = ["fts5", *(e for e in args.engines if e != "fts5")]

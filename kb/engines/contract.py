@@ -261,9 +261,35 @@ def document_terms(document: SearchDocument) -> Counter[str]:
     return counts
 
 
+def first_page(
+    store: Store, scores: Mapping[int, float], exact: Collection[int], limit: int
+) -> list[EngineHit]:
+    """The first ``limit`` of the notes a query matched, in FTS5's order: a title equal to
+    the query first, then by score, ties newest first (undated last), then by path. Only
+    the scored notes are sorted here; the notes a filter keeps with no score (often most
+    of them: ``tag:缓存`` keeps 5,000 of 100,000) come from the store in date order, as
+    many as the page still needs (the engines whose filters are sets: whoosh, tantivy)."""
+    scored = [i for i, score in scores.items() if score or i in exact]
+    tied = len({scores[i] for i in scored}) < len(scored)
+    dated = store.notes.dates_and_paths(scored) if tied else {}
+    scored.sort(
+        key=lambda i: (
+            i not in exact,
+            -scores[i],
+            newest_first(dated.get(i, ("", ""))[0]),
+            dated.get(i, ("", ""))[1],
+        )
+    )
+    page = scored[:limit]
+    if len(page) < limit:
+        unscored = {i for i, score in scores.items() if not score and i not in exact}
+        page.extend(store.notes.newest(unscored, limit - len(page)))
+    return [EngineHit(i, scores[i]) for i in page]
+
+
 def newest_first(date: str | None) -> tuple[int, list[int]]:
     """A sort key that puts later ISO dates first and undated notes last
-    (the engines that rank a prefix's notes by date: whoosh, tantivy)."""
+    (first_page, for the engines whose filters are sets: whoosh, tantivy)."""
     if not date:
         return (1, [])
     return (0, [-ord(ch) for ch in date])

@@ -29,9 +29,9 @@ from kb.engines.contract import (
     EngineHit,
     SimilarNote,
     document_terms,
+    first_page,
     index_tokens,
     more_like_this,
-    newest_first,
 )
 from kb.engines.tantivy_index import (
     FIELDS,
@@ -54,6 +54,10 @@ if TYPE_CHECKING:
     from kb.engines.fts5 import DroppedFts5
     from kb.ingest.documents import SearchDocument
     from kb.store import Store
+
+# Text under an AND is matched only among the notes its filters kept, up to this many
+# (a term set of note ids); past it, matched everywhere and intersected.
+AMONG_AT_MOST = 20_000
 
 
 class TantivyEngine:
@@ -300,21 +304,7 @@ class TantivyEngine:
             if ranking is not None and matched:
                 scores.update(self._hits(searcher, self._among(ranking, matched), limit))
         # Ties (filters alone score nothing) go newest first, then by path, as with FTS5.
-        dated = (
-            self.store.notes.dates_and_paths(scores)
-            if len(set(scores.values())) < len(scores)
-            else {}
-        )
-        ordered = sorted(
-            scores,
-            key=lambda i: (
-                i not in exact,
-                -scores[i],
-                newest_first(dated.get(i, ("", ""))[0]),
-                dated.get(i, ("", ""))[1],
-            ),
-        )
-        return [EngineHit(i, scores[i]) for i in ordered[:limit]]
+        return first_page(self.store, scores, exact, limit)
 
     def _ranking(self, searcher: Any, planned: QueryPlan) -> Any:
         """Every positive term, whichever of them a note matched, plus the dictionary
@@ -323,23 +313,42 @@ class TantivyEngine:
         parts.extend(self._boost_terms(planned))
         return self._any(parts) if parts else None
 
-    def _evaluate(self, searcher: Any, planned: QueryPlan, node: Node) -> set[int]:
-        """Notes matching a tree that mixes filters with text, as sets of note ids."""
+    def _evaluate(
+        self, searcher: Any, planned: QueryPlan, node: Node, among: set[int] | None = None
+    ) -> set[int]:
+        """Notes matching a tree that mixes filters with text, as sets of note ids (with
+        ``among``, only those of these notes)."""
         text = planned.text_of(node)
         if text is not None:
-            return self._all(searcher, self._query(searcher, text))
+            query = self._query(searcher, text)
+            if among is not None and len(among) <= AMONG_AT_MOST:
+                return self._all(searcher, self._among(query, among)) if among else set()
+            matched = self._all(searcher, query)
+            return matched if among is None else matched & among
         if isinstance(node, Field):
-            return self.store.notes.filter_ids(node.name, node.value)
+            kept = self.store.notes.filter_ids(node.name, node.value)
+            return kept if among is None else kept & among
         if isinstance(node, Word | Phrase):
             return set()
         if isinstance(node, Not):
-            everything = set(self.store.notes.all_ids())
-            return everything - self._evaluate(searcher, planned, node.child)
+            everything = set(self.store.notes.all_ids()) if among is None else among
+            return everything - self._evaluate(searcher, planned, node.child, everything)
         assert isinstance(node, And | Or)  # every other node is text, a filter or a NOT
-        sets = [self._evaluate(searcher, planned, c) for c in node.children]
-        if isinstance(node, And):
-            return set.intersection(*sets) if sets else set()
-        return set.union(*sets) if sets else set()
+        if isinstance(node, Or):
+            sets = [self._evaluate(searcher, planned, c, among) for c in node.children]
+            return set.union(*sets) if sets else set()
+        # AND: filters first (sets from the store), then the words among what they kept,
+        # then each NOT takes its notes away: `tag:缓存 -redis` never lists every note.
+        order = sorted(node.children, key=lambda c: (isinstance(c, Not), not isinstance(c, Field)))
+        found: set[int] | None = among
+        for child in order:
+            if isinstance(child, Not) and found is not None:
+                found = found - self._evaluate(searcher, planned, child.child, found)
+            else:
+                found = self._evaluate(searcher, planned, child, found)
+            if not found:
+                return set()
+        return found if found is not None else set()
 
     def count(self, text: plan.Text, cap: int) -> int:
         """How many notes match ``text``, counted up to ``cap`` (tantivy counts all: its

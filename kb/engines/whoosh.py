@@ -20,9 +20,9 @@ from kb.engines.contract import (
     EngineHit,
     SimilarNote,
     document_terms,
+    first_page,
     index_tokens,
     more_like_this,
-    newest_first,
 )
 from kb.errors import KbError, StoreError, os_error_message
 from kb.query import plan
@@ -393,21 +393,7 @@ class WhooshEngine:
                         if note_id in scores:
                             scores[note_id] = float(hit.score)
         # Ties (filters alone score nothing) go newest first, then by path, as with FTS5.
-        dated = (
-            self.store.notes.dates_and_paths(scores)
-            if len(set(scores.values())) < len(scores)
-            else {}
-        )
-        ordered = sorted(
-            scores,
-            key=lambda i: (
-                i not in exact,
-                -scores[i],
-                newest_first(dated.get(i, ("", ""))[0]),
-                dated.get(i, ("", ""))[1],
-            ),
-        )
-        return [EngineHit(i, scores[i]) for i in ordered[:limit]]
+        return first_page(self.store, scores, exact, limit)
 
     def _evaluate(self, searcher: Any, ids: Any, planned: QueryPlan, node: Node) -> set[int]:
         """Notes matching a tree that mixes filters with text, as sets of note ids."""

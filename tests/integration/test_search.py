@@ -391,3 +391,41 @@ def test_a_title_holding_every_word_leads_even_past_the_engines_best(make_kb, en
     hits = kb.search("cache eviction", limit=10).hits
     assert hits[0].path == "titled.md"
     assert len(hits) == 10
+
+
+FILTERED = {
+    # Seven notes tagged `cache`, two on one date (then by path), one undated (last);
+    # two of them say "eviction", which ranks them first when the query has that word.
+    "a.md": "---\ntitle: A\ntags: [cache]\ndate: 2021-03-01\n---\n\nwrite-back.\n",
+    "b.md": "---\ntitle: B\ntags: [cache]\ndate: 2024-01-09\n---\n\nwrite-through.\n",
+    "c.md": "---\ntitle: C\ntags: [cache]\ndate: 2024-01-09\n---\n\neviction, LRU.\n",
+    "d.md": "---\ntitle: D\ntags: [cache]\n---\n\nno date.\n",
+    "e.md": "---\ntitle: E\ntags: [cache]\ndate: 2025-07-30\n---\n\nsharding.\n",
+    "f.md": "---\ntitle: F\ntags: [cache]\ndate: 2019-11-11\n---\n\neviction eviction.\n",
+    "g.md": "---\ntitle: G\ntags: [cache]\ndate: 2023-02-02\n---\n\nhit ratio.\n",
+    "other.md": "---\ntitle: Other\ntags: [gpu]\ndate: 2026-01-01\n---\n\neviction.\n",
+}
+
+
+@pytest.mark.parametrize("by_key_at_most", [500, 2])
+@pytest.mark.parametrize("engine", EVERY_ENGINE)
+def test_a_filter_lists_its_notes_newest_first_on_every_engine(
+    make_kb, monkeypatch, engine, by_key_at_most
+) -> None:
+    # The notes a filter keeps with no score, newest first, undated last, then by path,
+    # whether the store looks them up by key or reads its date index until the page is full.
+    monkeypatch.setattr("kb.store.notes.BY_KEY_AT_MOST", by_key_at_most)
+    kb = _engine_kb(make_kb, engine, FILTERED)
+    newest = ["e.md", "b.md", "c.md", "g.md", "a.md", "f.md", "d.md"]
+    assert [h.path for h in kb.search("tag:cache").hits] == newest
+    assert [h.path for h in kb.search("tag:cache", limit=3).hits] == newest[:3]
+    assert [h.path for h in kb.search("tag:cache -sharding", limit=4).hits] == [
+        "b.md",
+        "c.md",
+        "g.md",
+        "a.md",
+    ]
+    # A word ranks the notes holding it first; the rest of the filter's notes follow.
+    ranked = [h.path for h in kb.search("tag:cache OR eviction").hits]
+    assert set(ranked[:3]) == {"c.md", "f.md", "other.md"}
+    assert ranked[3:] == ["e.md", "b.md", "g.md", "a.md", "d.md"]
