@@ -2,13 +2,17 @@
 
     python benchmarks/bench_tui.py [--sizes 1000 10000] [--workdir /tmp/kb-bench] [--repeat 3]
                                    [--seed 1] [--before REV] [--json-out FILE]
+                                   [--kb DIR [DIR ...]]
 
 Each measurement runs in a fresh child process (so the first screen includes importing
 Textual and opening the store, as a user's `kb` does), headless at 120x40, with the file
 watcher running. Baselines from the same run: `python -c pass`, `python -c "import
 textual.app"` (what any Textual app pays before it draws anything), and with --before REV
 the same UI measurements of kb as committed at REV (its kb/ unpacked under --workdir),
-each figure then also given as a ratio to REV's.
+each figure then also given as a ratio to REV's. With --kb, the knowledge bases named are
+measured instead of the generated corpora, their runs alternating (such as
+scale_engines.py's homes, one per engine over the same notes: the first is the baseline of
+the others' ratios).
 
 - first screen: process start until the result list shows the newest notes;
 - command palette: ctrl+p once the first screen's work is done, until the palette is up;
@@ -205,6 +209,22 @@ def bench(args: argparse.Namespace, notes: int) -> dict:
     return result
 
 
+def bench_homes(args: argparse.Namespace) -> list[dict]:
+    """The UI measurements of existing knowledge bases, their runs alternating."""
+    for home in args.kb:
+        run_ingest(home, "--json")  # nothing to do when they are built; a store must exist
+    python = baseline("pass", args.repeat)
+    textual = baseline("import textual.app", args.repeat)
+    runs: dict[Path, list[dict]] = {home: [] for home in args.kb}
+    for _ in range(args.repeat):
+        for home in args.kb:
+            runs[home].append(child(home, None))
+    return [
+        {"notes": home.name, "python": python, "import_textual": textual, **summary(done)}
+        for home, done in runs.items()
+    ]
+
+
 def summary(runs: list[dict]) -> dict:
     """The medians (and keystroke percentiles) of a version's UI runs."""
     keystrokes = [seconds for run in runs for _, seconds in run["keystrokes"]]
@@ -239,7 +259,9 @@ def table(result: dict) -> str:
 
     rev = f"  {'at ' + before['rev']:>12} {'x that':>7}" if before else ""
     lines = [
-        f"== {result['notes']:,} notes, headless 120x40 ==",
+        f"== {result['notes']:,} notes, headless 120x40 =="
+        if isinstance(result["notes"], int)
+        else f"== {result['notes']}, headless 120x40 ==",
         f"{'measurement':38} {'value':>12} {'x base':>7}  {'goal':10} {'':4}{rev}",
         row("python -c pass", "python"),
         row("import textual.app (baseline)", "import_textual"),
@@ -279,13 +301,30 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         metavar="REV",
         help="also measure kb as committed at REV, in the same run (ratios to it)",
     )
+    parser.add_argument(
+        "--kb",
+        type=Path,
+        nargs="+",
+        metavar="DIR",
+        help="measure these knowledge bases (already built) instead of the generated corpora",
+    )
     return parse_bench_args(parser, argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     results = []
-    for notes in args.sizes:
+    if args.kb:
+        results = bench_homes(args)
+        for result in results:
+            print(table(result), flush=True)
+            print(
+                f"  x {results[0]['notes']}: keystroke p95 "
+                f"{result['keystroke_p95'] / results[0]['keystroke_p95']:.2f}x, max "
+                f"{result['keystroke_max'] / results[0]['keystroke_max']:.2f}x",
+                flush=True,
+            )
+    for notes in [] if args.kb else args.sizes:
         result = bench(args, notes)
         results.append(result)
         print(table(result), flush=True)
