@@ -9,8 +9,11 @@ import re
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
+from importlib import import_module
 from operator import itemgetter
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol
+
+from kb.errors import KbError, StoreError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -293,3 +296,36 @@ def newest_first(date: str | None) -> tuple[int, list[int]]:
     if not date:
         return (1, [])
     return (0, [-ord(ch) for ch in date])
+
+
+# -- what the engines with an index folder of their own share (whoosh, tantivy) ----------
+
+
+def importable(module: str) -> bool:
+    """Whether an engine's package is installed (imported: a broken install is not)."""
+    try:
+        import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def require_package(module: str, engine: str, package: str, extra: str) -> None:
+    if not importable(module):
+        raise KbError(f"the {engine} engine needs {package}: pip install 'kb-notes[{extra}]'")
+
+
+class IndexDamaged(StoreError):
+    """An engine's own index cannot be read: it is derived, so it is rebuilt, never
+    repaired. Each engine names itself (``engine``)."""
+
+    engine = "search"
+
+    def __init__(self, path: Path, cause: BaseException | str) -> None:
+        if isinstance(cause, BaseException):
+            first = str(cause).splitlines()[0] if str(cause) else ""
+            cause = f"{type(cause).__name__}: {first}"
+        super().__init__(
+            f"the {self.engine} index in {path} is damaged ({cause}); "
+            "'kb ingest --rebuild' rebuilds it"
+        )

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kb.engines import contract
+from kb.engines.contract import importable, require_package
 from kb.errors import KbError, StoreError, os_error_message
 from kb.query import plan
 from kb.query.plan import document_streams
@@ -54,16 +56,11 @@ def _signature() -> str:
 
 
 def available() -> bool:
-    try:
-        import tantivy  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importable("tantivy")
 
 
 def require() -> None:
-    if not available():
-        raise KbError("the tantivy engine needs tantivy: pip install 'kb-notes[tantivy]'")
+    require_package("tantivy", "tantivy", "tantivy", "tantivy")
 
 
 def _schema() -> Any:
@@ -78,16 +75,10 @@ def _schema() -> Any:
     return builder.build()
 
 
-class IndexDamaged(StoreError):
+class IndexDamaged(contract.IndexDamaged):
     """The tantivy index cannot be read: it is derived, so it is rebuilt, never repaired."""
 
-    def __init__(self, path: Path, cause: BaseException | str) -> None:
-        if isinstance(cause, BaseException):
-            first = str(cause).splitlines()[0] if str(cause) else ""
-            cause = f"{type(cause).__name__}: {first}"
-        super().__init__(
-            f"the tantivy index in {path} is damaged ({cause}); 'kb ingest --rebuild' rebuilds it"
-        )
+    engine = "tantivy"
 
 
 def guarded(path: Path, action: Callable[[], Any]) -> Any:

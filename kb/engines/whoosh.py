@@ -15,14 +15,17 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kb.engines import contract
 from kb.engines.contract import (
     EngineEntry,
     EngineHit,
     SimilarNote,
     document_terms,
     first_page,
+    importable,
     index_tokens,
     more_like_this,
+    require_package,
 )
 from kb.errors import KbError, StoreError, os_error_message
 from kb.query import plan
@@ -66,16 +69,11 @@ def _signature() -> str:
 
 
 def available() -> bool:
-    try:
-        import whoosh  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    return importable("whoosh")
 
 
 def _require() -> None:
-    if not available():
-        raise KbError("the whoosh engine needs whoosh-reloaded: pip install 'kb-notes[whoosh]'")
+    require_package("whoosh", "whoosh", "whoosh-reloaded", "whoosh")
 
 
 def _schema() -> Any:
@@ -93,15 +91,10 @@ def _schema() -> Any:
     )
 
 
-class IndexDamaged(StoreError):
+class IndexDamaged(contract.IndexDamaged):
     """The whoosh index cannot be read: it is derived, so it is rebuilt, never repaired."""
 
-    def __init__(self, path: Path, cause: BaseException | str) -> None:
-        if isinstance(cause, BaseException):
-            cause = f"{type(cause).__name__}: {str(cause).splitlines()[0] if str(cause) else ''}"
-        super().__init__(
-            f"the whoosh index in {path} is damaged ({cause}); 'kb ingest --rebuild' rebuilds it"
-        )
+    engine = "whoosh"
 
 
 def _retry(action: Callable[[], Any], attempts: int = 5) -> Any:
