@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+import shutil
 from abc import ABC, abstractmethod
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -13,7 +14,7 @@ from importlib import import_module
 from operator import itemgetter
 from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol
 
-from kb.errors import KbError, StoreError
+from kb.errors import KbError, StoreError, os_error_message
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -313,6 +314,29 @@ def importable(module: str) -> bool:
 def require_package(module: str, engine: str, package: str, extra: str) -> None:
     if not importable(module):
         raise KbError(f"the {engine} engine needs {package}: pip install 'kb-notes[{extra}]'")
+
+
+def rebuild_beside(path: Path, build: Callable[[Path], int]) -> int:
+    """Build an engine's index in a new folder beside ``path`` (``build`` writes it and
+    says how many notes it wrote) and swap it in; a failed build leaves nothing, and until
+    the swap readers see the old index."""
+    fresh = path.with_name(path.name + ".new")
+    shutil.rmtree(fresh, ignore_errors=True)
+    try:
+        fresh.mkdir(parents=True)
+        written = build(fresh)
+    except BaseException as exc:
+        shutil.rmtree(fresh, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise StoreError(os_error_message(exc, fresh)) from exc
+        raise
+    old = path.with_name(path.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if path.exists():
+        path.rename(old)
+    fresh.rename(path)
+    shutil.rmtree(old, ignore_errors=True)
+    return written
 
 
 class IndexDamaged(StoreError):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kb.engines import contract
-from kb.engines.contract import importable, require_package
+from kb.engines.contract import importable, rebuild_beside, require_package
 from kb.errors import KbError, StoreError, os_error_message
 from kb.query import plan
 from kb.query.plan import document_streams
@@ -161,25 +161,12 @@ class TantivyIndex:
         """Build the index in a new folder and swap it in; a failed build leaves nothing."""
         import tantivy  # the engine's own module: loaded only when tantivy is the engine
 
-        fresh = self.path.with_name(FOLDER + ".new")
-        shutil.rmtree(fresh, ignore_errors=True)
-        try:
-            fresh.mkdir(parents=True)
+        def build(fresh: Path) -> int:
             index = tantivy.Index(_schema(), path=str(fresh))
             ids = store.notes.all_ids()
-            written = self._write(index, store, ids, [], streams, target, signature, fresh=True)
-        except BaseException as exc:
-            shutil.rmtree(fresh, ignore_errors=True)
-            if isinstance(exc, OSError):
-                raise StoreError(os_error_message(exc, fresh)) from exc
-            raise
-        old = self.path.with_name(FOLDER + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if self.path.exists():
-            self.path.rename(old)
-        fresh.rename(self.path)
-        shutil.rmtree(old, ignore_errors=True)
-        return written
+            return self._write(index, store, ids, [], streams, target, signature, fresh=True)
+
+        return rebuild_beside(self.path, build)
 
     def _write(
         self,

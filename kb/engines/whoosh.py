@@ -9,7 +9,6 @@ index up to date from the store's per-note generations and tombstones.
 
 from __future__ import annotations
 
-import shutil
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
@@ -25,6 +24,7 @@ from kb.engines.contract import (
     importable,
     index_tokens,
     more_like_this,
+    rebuild_beside,
     require_package,
 )
 from kb.errors import KbError, StoreError, os_error_message
@@ -192,26 +192,14 @@ class WhooshIndex:
         self, store: Store, streams: Mapping[int, tuple[str, ...]], target: int, signature: str
     ) -> int:
         """Build the index in a new folder and swap it in; a failed build leaves nothing."""
-        fresh = self.path.with_name(FOLDER + ".new")
-        shutil.rmtree(fresh, ignore_errors=True)
-        try:
-            fresh.mkdir(parents=True)
+
+        def build(fresh: Path) -> int:
             from whoosh import index  # deferred: loads whoosh
 
             ix = index.create_in(str(fresh), _schema())
-            written = self._write(ix, store, store.notes.all_ids(), [], streams, target, signature)
-        except BaseException as exc:
-            shutil.rmtree(fresh, ignore_errors=True)
-            if isinstance(exc, OSError):
-                raise StoreError(os_error_message(exc, fresh)) from exc
-            raise
-        old = self.path.with_name(FOLDER + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if self.path.exists():
-            self.path.rename(old)
-        fresh.rename(self.path)
-        shutil.rmtree(old, ignore_errors=True)
-        return written
+            return self._write(ix, store, store.notes.all_ids(), [], streams, target, signature)
+
+        return rebuild_beside(self.path, build)
 
     def _write(
         self,
