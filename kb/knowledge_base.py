@@ -503,6 +503,21 @@ class KnowledgeBase:
 
         return init_knowledge_base(directory, make_default)
 
+    @_store_errors
+    def engine_advice(self, added: int) -> str:
+        """After an ingest that added ``added`` notes: a line suggesting the faster engine
+        for a large knowledge base on FTS5, or '' (kb.engines.registry.engine_advice)."""
+        from kb.engines import registry  # deferred: on first use
+
+        if added < registry.ADVISE_AFTER_ADDING or self.engine().name != "fts5":
+            return ""  # an ordinary ingest asks nothing more
+        notes = self._store.notes.count()
+        if notes < registry.ADVISE_TANTIVY_AT:
+            return ""
+        from kb.engines.tantivy_index import available  # imports tantivy, if it is there
+
+        return registry.engine_advice("fts5", notes, added, available())
+
     def markdown_elsewhere(self) -> str:
         """When the roots hold no notes: where in the knowledge base's folder Markdown
         files are, and how to read them; '' when there are none."""

@@ -131,6 +131,9 @@ def ingest(
         for action, path in stats.changes:
             click.echo(f"{action:8} {one_line(path)}")
     click.echo(ingest_summary(stats))
+    advice = kb.engine_advice(stats.added)
+    if advice:
+        click.echo(f"kb: {advice}", err=True)
     if not paths and not stats.added + stats.updated + stats.moved + stats.unchanged:
         hint = kb.markdown_elsewhere()
         if hint:

@@ -22,6 +22,11 @@ ENGINES = {
     "tantivy": "kb.engines.tantivy",
 }
 DEFAULT_ENGINE = "fts5"
+# From this many notes kb says once, after an ingest that added many, that tantivy answers
+# faster (docs/engines.md: at 100,000 notes a sixth of FTS5's time at p95). It never
+# switches by itself.
+ADVISE_TANTIVY_AT = 20_000
+ADVISE_AFTER_ADDING = 1_000
 
 
 def engine_names() -> list[str]:
@@ -42,3 +47,16 @@ def configured_entry(config: Config, store: Store) -> EngineEntry:
     store), else the default; KbError for a name the registry does not know."""
     name = config.raw.get("engine") or store.meta.get("engine") or DEFAULT_ENGINE
     return engine_entry(str(name))
+
+
+def engine_advice(engine: str, notes: int, added: int, tantivy_installed: bool) -> str:
+    """One line for a large FTS5 knowledge base that has just taken in many notes (a first
+    ingest, a rebuild, a big import): the engine that answers faster, and how to switch;
+    '' otherwise (every ordinary ingest stays quiet)."""
+    if engine != "fts5" or notes < ADVISE_TANTIVY_AT or added < ADVISE_AFTER_ADDING:
+        return ""
+    install = "" if tantivy_installed else "pip install 'kb-notes[tantivy]', then "
+    return (
+        f"{notes:,} notes: the tantivy engine answers searches several times faster here "
+        f"({install}kb ingest --rebuild --engine tantivy; see docs/engines.md)"
+    )

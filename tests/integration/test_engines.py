@@ -12,7 +12,13 @@ from click.testing import CliRunner
 
 from kb.cli import cli
 from kb.engines.contract import EngineEntry
-from kb.engines.registry import DEFAULT_ENGINE, ENGINES, engine_entry, engine_names
+from kb.engines.registry import (
+    DEFAULT_ENGINE,
+    ENGINES,
+    engine_advice,
+    engine_entry,
+    engine_names,
+)
 from kb.errors import KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.query.plan import STREAMS, document_streams
@@ -108,3 +114,39 @@ def test_vocabulary_words(title: str, body: str, known: tuple[str, ...], expecte
     found = vocabulary_words(streams, frozenset(known))
     assert {word for word, _ in found} == expected
     assert all(script == ("cjk" if word[0] >= "\u3040" else "latin") for word, script in found)
+
+
+@pytest.mark.parametrize(
+    ("engine", "notes", "added", "installed", "says"),
+    [
+        ("fts5", 25_000, 25_000, True, "kb ingest --rebuild --engine tantivy"),
+        ("fts5", 25_000, 25_000, False, "pip install 'kb-notes[tantivy]', then kb ingest"),
+        ("fts5", 19_999, 19_999, True, ""),  # a smaller knowledge base: FTS5 is quick
+        ("fts5", 25_000, 12, True, ""),  # an ordinary ingest stays quiet
+        ("tantivy", 25_000, 25_000, True, ""),
+        ("whoosh", 25_000, 25_000, True, ""),  # chosen on purpose: nothing compiled
+    ],
+)  # fmt: skip
+def test_a_large_fts5_knowledge_base_is_told_of_tantivy_once_it_takes_in_many(
+    engine: str, notes: int, added: int, installed: bool, says: str
+) -> None:
+    advice = engine_advice(engine, notes, added, installed)
+    assert (says in advice) if says else advice == ""
+    if says:
+        assert advice.startswith(f"{notes:,} notes") and "\n" not in advice
+
+
+def test_kb_ingest_says_it_on_stderr_and_json_stays_clean(
+    make_kb: Callable[..., KnowledgeBase], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("kb.engines.registry.ADVISE_TANTIVY_AT", 3)
+    monkeypatch.setattr("kb.engines.registry.ADVISE_AFTER_ADDING", 3)
+    kb = make_kb({f"n{i}.md": f"# Note {i}\n\nbody {i}\n" for i in range(4)})
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest"])
+    assert result.exit_code == 0
+    assert "kb: 4 notes: the tantivy engine answers searches" in result.stderr
+    assert "tantivy" not in result.stdout
+    again = CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest"])  # nothing added
+    assert "tantivy" not in again.stderr
+    quiet = CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest", "--rebuild", "--json"])
+    assert "tantivy" not in quiet.output
