@@ -296,7 +296,9 @@ def newest_first(date: str | None) -> tuple[int, list[int]]:
     (first_page, for the engines whose filters are sets: whoosh, tantivy)."""
     if not date:
         return (1, [])
-    return (0, [-ord(ch) for ch in date])
+    # The 1 after the characters puts a longer date before its own prefix, as SQLite's
+    # ``date DESC`` does ('2024-01-09T10:00' before '2024-01-09').
+    return (0, [*(-ord(ch) for ch in date), 1])
 
 
 # -- what the engines with an index folder of their own share (whoosh, tantivy) ----------

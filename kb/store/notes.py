@@ -117,7 +117,7 @@ class NoteDao:
     def choices(self) -> list[ChoiceRow]:
         """Every note's id, title and path, by path (the rows made in C: the app lists
         100,000 of them in its command palette)."""
-        rows = self.conn.execute("SELECT id, title, path FROM notes ORDER BY date DESC, path")
+        rows = self.conn.execute("SELECT id, title, path FROM notes ORDER BY path")
         return list(map(ChoiceRow._make, rows))
 
     def name_aliases(self) -> dict[int, tuple[str, ...]]:

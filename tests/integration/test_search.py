@@ -429,3 +429,22 @@ def test_a_filter_lists_its_notes_newest_first_on_every_engine(
     ranked = [h.path for h in kb.search("tag:cache OR eviction").hits]
     assert set(ranked[:3]) == {"c.md", "f.md", "other.md"}
     assert ranked[3:] == ["e.md", "b.md", "g.md", "a.md", "d.md"]
+
+
+@pytest.mark.parametrize("engine", EVERY_ENGINE)
+def test_tied_scores_go_newest_first_a_time_after_its_day_as_fts5_orders(make_kb, engine) -> None:
+    # Same words, same score: the note dated with a time on the same day is the newer.
+    notes = {
+        "p.md": "---\ntitle: P\ntags: [x]\ndate: 2024-01-09\n---\n\nalpha beta.\n",
+        "q.md": "---\ntitle: Q\ntags: [x]\ndate: 2024-01-09T10:00:00\n---\n\nalpha beta.\n",
+    }
+    kb = _engine_kb(make_kb, engine, notes)
+    for query in ("tag:x alpha", "tag:x OR alpha"):  # the engine orders a filtered page
+        assert [h.path for h in kb.search(query).hits] == ["q.md", "p.md"], query
+
+
+def test_the_note_choices_are_by_path(make_kb) -> None:
+    # Completion, the palette's candidates and MCP's resource pages step through this list.
+    kb = _engine_kb(make_kb, "fts5", {**FILTERED, "0-first.md": "# Zero\n"})
+    paths = [choice.path for choice in kb.note_choices()]
+    assert paths == sorted(paths)
