@@ -52,19 +52,14 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
+from bench_links_quality import CORPORA as LINKS_CORPORA  # noqa: E402
 
 from kb.knowledge_base import KnowledgeBase  # noqa: E402
 from kb.meaning.index import VectorIndex  # noqa: E402
 from tests.integration.test_connections import build_kb  # noqa: E402
 
-CORPORA = {
-    "notes": REPO / "notes",
-    "advanced-java-zh": REPO.parent / "shared" / "corpora" / "advanced-java-zh",
-    "foam-docs": REPO.parent / "shared" / "corpora" / "foam-docs",
-    "hugo-site-zh": REPO.parent / "shared" / "corpora" / "hugo-site-zh",
-    "jekyll-blog-zh": REPO.parent / "shared" / "corpora" / "jekyll-blog-zh",
-    "rust-blog-toml": REPO.parent / "shared" / "corpora" / "rust-blog-toml",
-}
+# bench_links_quality's corpora (the ones its mentions are judged on) and one more
+CORPORA = {**LINKS_CORPORA, "hugo-site-zh": REPO.parent / "shared" / "corpora" / "hugo-site-zh"}
 JUDGED_MENTIONS = REPO / "benchmarks" / "links_quality" / "mentions.json"
 HUB = 15  # links to or from more notes than this: a table of contents
 TOP = 5

@@ -509,14 +509,12 @@ class KnowledgeBase:
         for a large knowledge base on FTS5, or '' (kb.engines.registry.engine_advice)."""
         from kb.engines import registry  # deferred: on first use
 
-        if added < registry.ADVISE_AFTER_ADDING or self.engine().name != "fts5":
-            return ""  # an ordinary ingest asks nothing more
-        notes = self._store.notes.count()
-        if notes < registry.ADVISE_TANTIVY_AT:
-            return ""
-        from kb.engines.tantivy_index import available  # imports tantivy, if it is there
+        if added < registry.ADVISE_AFTER_ADDING:
+            return ""  # an ordinary ingest asks nothing more of the store
+        from kb.engines.tantivy_index import available  # deferred: asked only if large
 
-        return registry.engine_advice("fts5", notes, added, available())
+        name = self.engine().name
+        return registry.engine_advice(name, self._store.notes.count(), added, available)
 
     def markdown_elsewhere(self) -> str:
         """When the roots hold no notes: where in the knowledge base's folder Markdown

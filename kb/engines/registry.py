@@ -6,6 +6,7 @@ FTS5 never loads the whoosh module."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from kb.errors import KbError
@@ -49,13 +50,16 @@ def configured_entry(config: Config, store: Store) -> EngineEntry:
     return engine_entry(str(name))
 
 
-def engine_advice(engine: str, notes: int, added: int, tantivy_installed: bool) -> str:
+def engine_advice(
+    engine: str, notes: int, added: int, tantivy_installed: Callable[[], bool]
+) -> str:
     """One line for a large FTS5 knowledge base that has just taken in many notes (a first
     ingest, a rebuild, a big import): the engine that answers faster, and how to switch;
-    '' otherwise (every ordinary ingest stays quiet)."""
+    '' otherwise (every ordinary ingest stays quiet). ``tantivy_installed`` is asked only
+    then (it imports tantivy)."""
     if engine != "fts5" or notes < ADVISE_TANTIVY_AT or added < ADVISE_AFTER_ADDING:
         return ""
-    install = "" if tantivy_installed else "pip install 'kb-notes[tantivy]', then "
+    install = "" if tantivy_installed() else "pip install 'kb-notes[tantivy]', then "
     return (
         f"{notes:,} notes: the tantivy engine answers searches several times faster here "
         f"({install}kb ingest --rebuild --engine tantivy; see docs/engines.md)"

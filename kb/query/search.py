@@ -110,7 +110,8 @@ def run_search(
         results.warning = "the search index is missing or behind the notes: run 'kb ingest'"
     pool = max(limit, POOL)
     strict = engine.search(planned, pool)
-    titles = None if _plain(reading) else _title_plan(reading, planned, fragments=False)
+    plain = _plain(reading)
+    titles = None if plain else _title_plan(reading, planned, fragments=False)
     if titles is not None and len(strict) >= pool:
         # kb ranks the notes whose title holds every word first, but by score some are past
         # the pool (a common word in hundreds of titles): the engine's best of those join.
@@ -123,7 +124,7 @@ def run_search(
         relaxed_plan = plan_query(query, _relaxed(reading))
         loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
-    order = _order(store, engine, reading, planned, strict, loose, facts)
+    order = _order(store, engine, reading, planned, strict, loose, facts, plain)
     found: dict[int, Found] = {}
     if meaning is not None and not exact:
         from kb.meaning.hybrid import blend  # cheap; numpy only if the words are weak
@@ -200,16 +201,18 @@ def _order(
     strict: list[EngineHit],
     loose: list[EngineHit],
     facts: dict[int, tuple[str, int]],
+    plain: bool,
 ) -> list[tuple[int, float, list[str], list[str]]]:
-    """(note, score, words matched, words missing), best first.
+    """(note, score, words matched, words missing), best first; ``plain`` (one word as
+    typed): the engine's order is kept.
 
     The engine is asked only what it answers cheaply: which of the candidates hold a
-    word as typed (terms, not prefixes), and, for notes holding only some words, which
-    words. Titles are checked with the words' patterns, here."""
+    word as typed (terms, not prefixes), which hold every word in their title, and, for
+    notes holding only some words, which words."""
     hits = [h for h in (*strict, *loose) if h.note_id in facts]
     ids = [h.note_id for h in hits]
     labels = [r.shown_as or r.word.text for r in reading.words]
-    if (_plain(reading) and not loose) or not ids:
+    if (plain and not loose) or not ids:
         return [(h.note_id, h.score, list(labels), []) for h in hits]
     strict_ids = {h.note_id for h in strict}
     loose_ids = [h.note_id for h in loose if h.note_id in facts]

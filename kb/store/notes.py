@@ -40,11 +40,11 @@ _NOTE_WITH_TEXT = (
 )
 
 
-# kb list's orders that SQL can give with a LIMIT: newest, longest first; ties by path.
 # Up to this many notes are looked up by key; more are read in the date index's order.
 BY_KEY_AT_MOST = 500
 
 
+# kb list's orders that SQL can give with a LIMIT: newest, longest first; ties by path.
 LIST_ORDERS = {
     "path": "path",
     "date": "date IS NULL, date DESC, path DESC",
