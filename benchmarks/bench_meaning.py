@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     lexical_bytes = store_bytes(kb_dir)
     os.environ.pop("KB_SEMANTIC")
     embedded, embed_wall, embed_cpu = timed(kb.ingest)
-    from kb.meaning.index import vector_index
+    from kb.meaning.index import VectorIndex, vector_index
 
     meaning = kb.meaning()
     assert meaning is not None, "the semantic extra is not installed"
@@ -161,12 +161,14 @@ def main(argv: list[str] | None = None) -> int:
 
     import numpy as np
 
-    scaled = {}  # the nearest-passage step over a matrix of this many times the passages
+    scaled = {}  # the nearest-passage step over this many times the passages, by signs
     for times in (20,):  # 20x: about 10,000 generated notes' passages (100,000: 10x that)
-        big = copy.copy(index)
-        big.matrix = np.tile(index.matrix, (times, 1))
-        big.notes = np.tile(index.notes, times)
-        big.positions = np.tile(index.positions, times)
+        big = copy.copy(VectorIndex(store, embedder.dimensions, exact_at_most=0))
+        assert big.codes is not None and big.signs is not None
+        big.codes = np.tile(big.codes, (times, 1))
+        big.signs = np.tile(big.signs, (1, times))
+        big.notes = np.tile(big.notes, times)
+        big.positions = np.tile(big.positions, times)
         scaled[times] = median_ms(lambda big=big: big.nearest(query, 30), args.repeat)
         del big
     lex = statistics.mean(lexical_ms)

@@ -106,7 +106,9 @@ class NoteSimilarity:
         if meaning is None:
             raise SystemExit("meaning is off or its extra is not installed")
         self.embedder = meaning.embedder()
-        self.index = VectorIndex(kb._store, self.embedder.dimensions)
+        # Every passage as a float32 row (the exact scan's matrix, whatever the size).
+        self.index = VectorIndex(kb._store, self.embedder.dimensions, exact_at_most=2**62)
+        assert self.index.matrix is not None
         self.ids = {note.path: note.id for note in kb.note_choices()}
         self.paths = {note_id: path for path, note_id in self.ids.items()}
         self.rows: dict[int, np.ndarray] = {}

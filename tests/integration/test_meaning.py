@@ -268,6 +268,27 @@ def test_a_question_finds_by_meaning_what_the_words_miss_and_says_so(
     assert lexical.exit_code == 1 and "≈" not in lexical.stdout
 
 
+def test_past_the_exact_scans_size_the_signs_find_what_it_finds(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kb.meaning import index
+
+    kb = make_kb({**NOTES, "http.md": "# PUT\n\nA PUT is idempotent: sending it twice is safe.\n"},
+                 CONFIG)  # fmt: skip
+    kb.ingest()
+    questions = ["how do I repair my car", "幂等", "which fruit keeps well"]
+    exact = [[(h.path, h.near) for h in kb.search(q).hits] for q in questions]
+    monkeypatch.setattr(index, "EXACT_AT_MOST", 0)  # every store past it: scored by signs
+    monkeypatch.setattr(index, "CANDIDATES", 2)
+    monkeypatch.setattr(index, "_CACHE", {})
+    assert [[(h.path, h.near) for h in kb.search(q).hits] for q in questions] == exact
+    assert exact[0][0][0] == "garage.md" and exact[0][0][1]
+    built = next(iter(index._CACHE.values()))
+    assert built.matrix is None and built.signs is not None
+
+
 def test_the_other_language_is_found_by_meaning(
     make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
 ) -> None:
