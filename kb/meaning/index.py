@@ -158,7 +158,7 @@ def _encode(embedder: Embedder, texts: list[str]) -> np.ndarray:
     """The texts' vectors; a batch of THREADS_FROM texts or more in two threads (numpy's
     products and the sentencepiece tokenizer release the GIL: measured 2.34 s -> 1.75 s
     wall for 320 passages with the second core busy, the same CPU seconds and vectors)."""
-    if len(texts) < THREADS_FROM:
+    if len(texts) < THREADS_FROM or getattr(embedder, "threads_itself", False):
         return embedder.encode_passages(texts)
     half = len(texts) // 2
     with _one_blas_thread():

