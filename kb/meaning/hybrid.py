@@ -154,7 +154,10 @@ def blend(
         return list(order), {}, store.notes.count(), False
     near = index.nearest(meaning.encode_query(text), NOTES)
     if near:
-        floor = max(MIN_SIMILARITY, near[0].similarity - WITHIN_BEST)
+        # An embedder whose similarities crowd together says how near is near for it.
+        least = getattr(embedder, "min_similarity", MIN_SIMILARITY)
+        within = getattr(embedder, "within_best", WITHIN_BEST)
+        floor = max(least, near[0].similarity - within)
         near = [n for n in near if n.similarity >= floor]
     lexical = {item[0]: rank for rank, item in enumerate(order)}
     by_meaning = {n.note_id: rank for rank, n in enumerate(near)}
