@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kb.meaning.passages import Passage, split_passages
+from kb.meaning.passages import Passage, split_passages, splitting
 from kb.store import PassageRow, PendingNote, Store
 
 if TYPE_CHECKING:
@@ -38,8 +38,9 @@ FORMAT = f"int{BITS}"  # kept with the vectors' signature: another format re-emb
 
 
 def stored_signature(embedder: Embedder) -> str:
-    """What the store keeps beside the vectors: the embedder's signature and the format."""
-    return f"{embedder.signature}+{FORMAT}"
+    """What the store keeps beside the vectors: the embedder's signature, the format and
+    how the notes were split into passages."""
+    return f"{embedder.signature}+{FORMAT}+{splitting()}"
 
 
 @dataclass(slots=True)

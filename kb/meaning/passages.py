@@ -15,6 +15,13 @@ TARGET = 400  # characters a passage aims at
 HARD_MAX = 600  # a paragraph longer than this is cut
 MAX_PASSAGES = 200  # a 5 MB note: its first this many passages only
 MAX_CONTEXT = 120  # characters of title and heading path put in front
+RULES = 1  # how notes are split (what is left out, where a passage ends): bump on a change
+
+
+def splitting() -> str:
+    """How passages are cut, for the vectors' stored signature: passages cut another way
+    are embedded again, never mixed with these."""
+    return f"passages{RULES}-{TARGET}-{HARD_MAX}-{MAX_PASSAGES}-{MAX_CONTEXT}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ import pytest
 
 from kb.knowledge_base import KnowledgeBase
 from kb.meaning import embedder as registry
+from kb.meaning import passages
 from kb.meaning.hybrid import Meaning, is_question
 from kb.meaning.index import pack, unpack
 from kb.meaning.passages import MAX_PASSAGES, passage_text, split_passages
@@ -208,8 +209,23 @@ def test_vectors_of_another_model_are_dropped_and_re_embedded(
     fake(FakeEmbedder(signature="fake/2"))
     assert kb.ingest().embedded == 3
     store = Store.open(kb.config.store_path)
-    assert store.vectors.signature() == "fake/2+int4"  # the model and the vectors' format
+    # the model, the vectors' format and how the notes were cut into passages
+    assert store.vectors.signature() == "fake/2+int4+passages1-400-600-200-120"
     store.close()
+
+
+def test_passages_cut_another_way_are_embedded_again(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    long_note = {"long.md": "# Long\n\n" + "".join(f"apple line {i} of many.\n" for i in range(60))}
+    kb = make_kb(long_note, CONFIG)
+    kb.ingest()
+    before = vectors(kb)[0]
+    monkeypatch.setattr(passages, "TARGET", 100)  # a later kb aims at shorter passages
+    assert kb.ingest().embedded == 1
+    assert vectors(kb)[0] > before  # cut anew, not kept from the old split
 
 
 def test_a_killed_embedding_run_resumes_where_it_stopped(
