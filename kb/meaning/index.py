@@ -215,9 +215,13 @@ class Near:
 # query's are scored. Measured (benchmarks/bench_nearest.py, 10,000 generated notes, the
 # relevance benchmark's 132 queries): of the exact scan's 30 nearest notes the signs keep
 # 99.97% at 17,590 passages, 99.4% at 35,602, 98.4% at 117,205 (there in 0.45x the time,
-# 0.16x the memory and 0.07x the reading of the exact scan).
+# 0.16x the memory and 0.07x the reading of the exact scan). A fixed number of candidates
+# keeps less as the passages grow (at 1,174,909, 100,000 notes: 8,192 kept 94.7%, worst
+# query 50%), so past 262,144 passages one in CANDIDATE_SHARE is scored (there 32,768 kept
+# 98.6% in 24 ms a query, the exact scan 89 ms and 2.4 GB).
 EXACT_AT_MOST = 16_384
 CANDIDATES = 8_192
+CANDIDATE_SHARE = 32
 _READ_AT_ONCE = 16_384  # vectors read from the store (and their signs made) at a time
 
 
@@ -276,7 +280,8 @@ class VectorIndex:
         query's (Hamming distance, one word of 64 components at a time over every row)."""
         assert self.signs is not None
         count = self.signs.shape[1]
-        if count <= self.candidates:
+        wanted_count = candidate_count(count, self.candidates)
+        if count <= wanted_count:
             return np.arange(count)
         wanted = _pack_signs(query[np.newaxis, :] > 0)[0]
         distance = np.zeros(count, dtype=np.uint16)
@@ -288,10 +293,17 @@ class VectorIndex:
             distance += ones
         # The distance at which the count reaches the candidates: all nearer, then the
         # first rows at that distance (a counting pass: cheaper than a partial sort).
-        edge = int(np.searchsorted(np.cumsum(np.bincount(distance)), self.candidates))
+        edge = int(np.searchsorted(np.cumsum(np.bincount(distance)), wanted_count))
         nearer = np.flatnonzero(distance < edge)
-        at_edge = np.flatnonzero(distance == edge)[: self.candidates - len(nearer)]
+        at_edge = np.flatnonzero(distance == edge)[: wanted_count - len(nearer)]
         return np.concatenate([nearer, at_edge])
+
+
+def candidate_count(passages: int, least: int = CANDIDATES) -> int:
+    """How many passages the signs hand on to be scored exactly: ``least``, or one in
+    CANDIDATE_SHARE of them when that is more (the share keeps what a fixed number loses
+    as the passages grow)."""
+    return max(least, passages // CANDIDATE_SHARE)
 
 
 def _read(store: Store, dimensions: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

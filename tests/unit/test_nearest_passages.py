@@ -10,7 +10,7 @@ from typing import cast
 import numpy as np
 import pytest
 
-from kb.meaning.index import VectorIndex, _cosines, pack, unpack
+from kb.meaning.index import CANDIDATE_SHARE, VectorIndex, _cosines, candidate_count, pack, unpack
 from kb.store import Store
 
 DIMENSIONS = 512
@@ -77,10 +77,32 @@ def test_a_few_candidates_by_their_signs_still_find_the_nearest_passage() -> Non
 
 
 def test_passages_at_one_distance_are_cut_at_the_candidates() -> None:
-    rows = np.repeat(unit_rows(1), 500, axis=0)  # every passage the same
+    rows = np.repeat(unit_rows(1), 300, axis=0)  # every passage the same (300: the least wins)
     _, by_signs = exact_and_by_signs(rows, candidates=10, per_note=1)
     assert len(by_signs._nearest_by_signs(rows[0])) == 10
     assert len(by_signs.nearest(rows[0], 30)) == 10  # one passage a note: ten notes
+
+
+@pytest.mark.parametrize(
+    ("passages", "least", "expected"),
+    [
+        (100, 8_192, 8_192),  # few passages: every one (the caller scores them all)
+        (117_205, 8_192, 8_192),  # 10,000 notes: the least
+        (8_192 * CANDIDATE_SHARE, 8_192, 8_192),  # where the share takes over
+        (1_174_909, 8_192, 1_174_909 // CANDIDATE_SHARE),  # 100,000 notes: a share
+        (1_000, 10, 1_000 // CANDIDATE_SHARE),
+    ],
+)
+def test_the_candidates_grow_with_the_passages_past_the_least(
+    passages: int, least: int, expected: int
+) -> None:
+    assert candidate_count(passages, least) == expected
+
+
+def test_a_share_of_many_passages_is_scored_not_just_the_least() -> None:
+    rows = np.repeat(unit_rows(1), 40 * CANDIDATE_SHARE, axis=0)  # every passage the same
+    _, by_signs = exact_and_by_signs(rows, candidates=10, per_note=1)
+    assert len(by_signs._nearest_by_signs(rows[0])) == 40
 
 
 def test_no_vectors_no_nearest() -> None:
