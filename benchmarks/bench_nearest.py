@@ -9,8 +9,8 @@ can find a query's nearest passages, built from the same stored vectors in one r
 
 - exact: every passage a float32 row, scored with one product (kb's way up to
   ``EXACT_AT_MOST`` passages);
-- signs: the packed vectors kept as they are stored, the ``CANDIDATES`` passages whose
-  signs differ least from the query's scored exactly (kb's way beyond).
+- signs: the packed vectors kept as they are stored, the passages whose signs differ
+  least from the query's scored exactly (kb's way beyond: ``candidate_count`` of them).
 
 Reported: the time to read the vectors, the memory they take, the median and p95 of one
 query's nearest 30 notes (the ratio to exact in the same run), and how many of the exact
@@ -51,7 +51,7 @@ def timed(index: Any, queries: list[Any], repeat: int) -> list[float]:
 
 def measure(kb_dir: Path, repeat: int) -> dict[str, Any]:
     kb = open_kb(kb_dir)
-    from kb.meaning.index import CANDIDATES, VectorIndex
+    from kb.meaning.index import VectorIndex, candidate_count
 
     meaning = kb.meaning()
     if meaning is None:
@@ -70,7 +70,7 @@ def measure(kb_dir: Path, repeat: int) -> dict[str, Any]:
         "notes": store.notes.count(),
         "passages": store.vectors.count(),
         "queries": len(queries),
-        "candidates": CANDIDATES,
+        "candidates": candidate_count(store.vectors.count()),  # what the signs hand on
         "encode_ms_median": round(statistics.median(encode_ms), 2),
     }
     built = {}
