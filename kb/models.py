@@ -13,7 +13,7 @@ NOTE_SUFFIXES = (".md", ".markdown")  # what makes a file a note (kb.scan, kb.li
 # Front-matter keys whose values are links to other notes ("typed links").
 # Bump when the parser reads the same file differently (what text, headings or links it
 # finds): the settings signature carries it, so the next ingest reads every note again.
-PARSER_VERSION = "2"  # 2: site-generator markup ({: .x }, {{< x >}}, {% x %}) is not text
+PARSER_VERSION = "3"  # 2: site-generator markup is not text; 3: `[[ ` + space is no wikilink
 DEFAULT_TYPED_LINK_KEYS = ("related", "see_also", "uses", "lecture", "project")
 
 

@@ -23,10 +23,11 @@ from kb.parse.limits import MAX_NESTING
 from kb.text import slugify
 
 _WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
-# What a `[[ … ]]` holds in shell scripts written in prose: a test flag (-f x, ! -d y), a
-# variable or an operator. Such text names no note.
+# What a `[[ … ]]` holds in shell scripts written in prose: bash's test needs a space after
+# `[[` (`[[ 2 < 10 ]]`), where a wikilink is written tight (`[[name]]`, as Obsidian, Foam and
+# zk write them); a test flag (-f x, ! -d y), a variable or an operator. Such text names no note.
 _SHELL_TEST = re.compile(
-    r"^\s*(?:!\s+)?-[A-Za-z]{1,2}(?:\s|$)|\$|==|!=|=~|&&|\|\||\s-(?:eq|ne|lt|le|gt|ge|nt|ot|ef)\s"
+    r"^\s|^(?:!\s+)?-[A-Za-z]{1,2}(?:\s|$)|\$|==|!=|=~|&&|\|\||\s[<>]\s|\s-(?:eq|ne|lt|le|gt|ge|nt|ot|ef)\s"
 )
 _HUGO_REF = re.compile(r"\{\{([<%])\s*(?:rel)?ref\s+\"?([^\"\s]+?)\"?\s*[>%]\}\}")
 _HUGO_REF_LINK = re.compile(

@@ -21,6 +21,8 @@ from kb.sites.common import (
     first_file,
     host_of,
     hugo_config_file,
+    is_hugo_site,
+    is_jekyll_site,
 )
 from kb.sites.docs import docs_urls
 from kb.sites.hugo import hugo_site, hugo_urls, urlize
@@ -55,11 +57,10 @@ def find_site(config: Config) -> Site | None:
 
 def read_site(folder: Path) -> Site | None:
     """The site whose config is in ``folder``, or None when it holds none kb knows."""
-    hugo = hugo_config_file(folder)
-    if hugo is not None and (folder / "content").is_dir():
-        return hugo_site(folder, hugo)
+    if is_hugo_site(folder):
+        return hugo_site(folder, hugo_config_file(folder))
     jekyll = first_file(folder, JEKYLL_CONFIGS)
-    if jekyll is not None:
+    if jekyll is not None or is_jekyll_site(folder):
         return jekyll_site(folder, jekyll)
     docs = docs_folder(folder)
     if docs is not None:

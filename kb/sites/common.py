@@ -55,6 +55,20 @@ def first_file(folder: Path, names: Iterable[str]) -> Path | None:
     return None
 
 
+def is_hugo_site(folder: Path) -> bool:
+    """Hugo's own layout: ``content/`` beside a config file or beside ``archetypes/`` (the
+    folder ``hugo new site`` makes; a site may keep its config elsewhere)."""
+    if not (folder / "content").is_dir():
+        return False
+    return hugo_config_file(folder) is not None or (folder / "archetypes").is_dir()
+
+
+def is_jekyll_site(folder: Path) -> bool:
+    """Jekyll's own layout: ``_posts/`` (with or without ``_config.yml``, which a site may
+    leave out and Jekyll does not need)."""
+    return (folder / "_posts").is_dir()
+
+
 def hugo_config_file(folder: Path) -> Path | None:
     found = first_file(folder, HUGO_CONFIGS)
     if found is None:

@@ -23,8 +23,11 @@ if TYPE_CHECKING:
     from kb.models import ParsedNote
 
 
-def hugo_site(folder: Path, config_file: Path) -> Site:
-    data = {str(k).lower(): v for k, v in read_config(config_file).items()}
+def hugo_site(folder: Path, config_file: Path | None) -> Site:
+    """A Hugo site's rules from its config, or Hugo's defaults for a site without one
+    (``content/`` beside ``archetypes/``)."""
+    given = read_config(config_file) if config_file is not None else {}
+    data = {str(k).lower(): v for k, v in given.items()}
     base_url = str(data.get("baseurl") or "")
     permalinks = data.get("permalinks") or {}
     if isinstance(permalinks.get("page"), dict):  # Hugo 0.120+: permalinks.page.<section>
@@ -38,7 +41,7 @@ def hugo_site(folder: Path, config_file: Path) -> Site:
         hosts=(host_of(base_url),) if "://" in base_url else (),
         permalinks={str(k): str(v) for k, v in permalinks.items() if isinstance(v, str)},
         lower_case=not bool(data.get("disablepathtolower")),
-        config_digest=file_digest(config_file),
+        config_digest=file_digest(config_file) if config_file is not None else "",
     )
 
 

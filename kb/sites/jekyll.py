@@ -36,8 +36,10 @@ JEKYLL_STYLES = {
 _JEKYLL_POST_NAME = re.compile(r"^(\d{4})-(\d{1,2})-(\d{1,2})-(.+)$")
 
 
-def jekyll_site(folder: Path, config_file: Path) -> Site:
-    data = read_config(config_file)
+def jekyll_site(folder: Path, config_file: Path | None) -> Site:
+    """A Jekyll site's rules from _config.yml, or Jekyll's defaults for a site without one
+    (a ``_posts/`` folder: the permalink style ``date``, no host)."""
+    data = read_config(config_file) if config_file is not None else {}
     url = str(data.get("url") or "").strip()
     permalinks: dict[str, str] = {}
     collections: set[str] = set()
@@ -71,7 +73,7 @@ def jekyll_site(folder: Path, config_file: Path) -> Site:
         permalinks=permalinks,
         collections=frozenset(collections),
         lower_case=False,
-        config_digest=file_digest(config_file),
+        config_digest=file_digest(config_file) if config_file is not None else "",
     )
 
 

@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING
 
 from kb.models import NOTE_SUFFIXES
 from kb.sites import read_site, site_urls
-from kb.sites.common import JEKYLL_CONFIGS, docs_folder, first_file, host_of, hugo_config_file
+from kb.sites.common import (
+    JEKYLL_CONFIGS,
+    docs_folder,
+    first_file,
+    host_of,
+    hugo_config_file,
+    is_hugo_site,
+    is_jekyll_site,
+)
 
 if TYPE_CHECKING:
     pass
@@ -41,17 +49,16 @@ class FolderLayout:
 
 def detect_layout(folder: Path) -> FolderLayout:
     """The notes roots of a folder, by the generator whose files are in it."""
-    hugo = hugo_config_file(folder)
-    if hugo is not None and (folder / "content").is_dir():
-        return FolderLayout("hugo", ("content",), f"a Hugo site ({hugo.name}): notes in content/")
-    jekyll = first_file(folder, JEKYLL_CONFIGS)
-    if jekyll is not None and (folder / "_posts").is_dir():
+    if is_hugo_site(folder):
+        hugo = hugo_config_file(folder)
+        found = hugo.name if hugo is not None else "archetypes/"
+        return FolderLayout("hugo", ("content",), f"a Hugo site ({found}): notes in content/")
+    if is_jekyll_site(folder):
+        jekyll = first_file(folder, JEKYLL_CONFIGS)
+        found = f"{jekyll.name}, _posts/" if jekyll is not None else "_posts/"
         # Jekyll's build output and bundled gems (whose READMEs are Markdown) are no notes.
         return FolderLayout(
-            "jekyll",
-            (".",),
-            "a Jekyll site (_config.yml, _posts/): notes in .",
-            ("_site", "vendor"),
+            "jekyll", (".",), f"a Jekyll site ({found}): notes in .", ("_site", "vendor")
         )
     if (folder / ".obsidian").is_dir():
         return FolderLayout("obsidian", (".",), "an Obsidian vault (.obsidian/): notes in .")

@@ -276,6 +276,8 @@ def test_docs_folder_with_the_root_at_the_repository(tmp_path: Path) -> None:
         ({"hugo.toml": "", "content/a.md": ""}, "hugo", ("content",)),
         ({"config.yaml": "", "content/a.md": ""}, "hugo", ("content",)),
         ({"_config.yml": "", "_posts/2024-01-01-a.md": ""}, "jekyll", (".",)),
+        ({"_posts/2024-01-01-a.md": "", "about.md": ""}, "jekyll", (".",)),  # no _config.yml
+        ({"archetypes/default.md": "", "content/a.md": ""}, "hugo", ("content",)),  # no config
         ({".obsidian/app.json": "{}", "a.md": ""}, "obsidian", (".",)),
         ({"docs/.vuepress/config.js": "", "docs/a.md": ""}, "docs", ("docs",)),
         ({"docusaurus.config.js": "", "docs/a.md": ""}, "docs", ("docs",)),
@@ -318,6 +320,25 @@ def test_init_finds_the_hosts_a_site_was_served_at_from_its_links(tmp_path: Path
     statuses = _statuses(kb, "_posts/2024-06-01-links.md")
     assert {statuses[f"{host}{i}"] for host in "ab" for i in (1, 2, 3)} == {"resolved"}
     assert statuses["cited"] == "external"
+
+
+def test_a_jekyll_blog_without_config_is_a_site_whose_own_links_resolve(tmp_path: Path) -> None:
+    """No _config.yml (Jekyll does not need one): _posts/ says it is a Jekyll site, its
+    posts' URLs follow Jekyll's default permalink style, and the host its posts link to
+    each other on is inferred from those links, so they are no external links."""
+    posts = {
+        f"_posts/2024-05-0{i}-post-{i}.md": f"---\ntitle: P{i}\n---\n正文\n" for i in (1, 2, 3)
+    }
+    links = "".join(
+        f"[a{i}](https://blog.example.org/2024/05/0{i}/post-{i}.html) " for i in (1, 2, 3)
+    )
+    home = _site(tmp_path, {**posts, "_posts/2024-06-01-links.md": f"# links\n\n{links}\n"})
+    result = CliRunner().invoke(cli, ["init", str(home)])
+    assert "found a Jekyll site (_posts/): notes in ." in result.output
+    assert "site_hosts: [blog.example.org]" in (home / "kb.yaml").read_text()
+    kb = KnowledgeBase.open(home)
+    kb.ingest()
+    assert set(_statuses(kb, "_posts/2024-06-01-links.md").values()) == {"resolved"}
 
 
 def test_init_says_what_it_chose_and_never_makes_an_empty_notes_folder(tmp_path: Path) -> None:

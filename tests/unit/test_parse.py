@@ -45,6 +45,12 @@ def links(text: str, path: str = "a.md") -> list[tuple[str, str, str, int]]:
         ("```bash\nif [[ -f x ]]; then\n```", []),
         ("`[[name]]` and `[t](x.md)`", []),
         ("    [[indented code]]", []),
+        # bash's tests in prose: `[[` and a space, or an operator, names no note
+        ("if [[ 2 < 10 ]] is true", []),
+        ("用 [[ 和 ]] 写条件", []),
+        ("[[a > b]] and [[x && y]]", []),
+        ("[[ $x -eq 1 ]]", []),
+        ("[[ -f x ]] then [[note]]", [("wikilink", "note", "", 1)]),
     ],
 )
 def test_links(text: str, expected: list[tuple[str, str, str, int]]) -> None:

@@ -22,7 +22,7 @@ def _found(text: str) -> list[tuple[str, str, str, int]]:
         ("[x](<my note.md#p>)\n", [("markdown", "my note.md", "my note.md", 1)]),
         ("`[x](a.md)` and\n\n```\n[y](b.md)\n```\n", []),  # code is never a link
         ('![plot](img/p.png "t")\n', [("image", "img/p.png", "img/p.png", 1)]),
-        ("[[ Redis 笔记 #ZSET | the notes ]]\n", [("wikilink", "Redis 笔记", "Redis 笔记", 1)]),
+        ("[[Redis 笔记 #ZSET | the notes ]]\n", [("wikilink", "Redis 笔记", "Redis 笔记", 1)]),
         ("![[diagram.png]]\n", [("embed", "diagram.png", "diagram.png", 1)]),
         ('{{< ref "eng/a.md#x" >}}\n', [("hugo-ref", "eng/a.md", "eng/a.md", 1)]),
         ("[x](https://e.org/a.md) [[#local]] [y](#h)\n", []),
