@@ -248,7 +248,10 @@ class KnowledgeBase:
 
     @_store_errors
     def term_counts(self, kind: str) -> list[tuple[str, int]]:
-        """Every tag (``kind`` "tags"), series or category with its number of notes."""
+        """Every tag (``kind`` "tags"), series, category or date (year, month) with its
+        number of notes."""
+        if kind == "dates":
+            return self._store.notes.date_counts()
         return self._store.terms.counts(kind)
 
     @_store_errors

@@ -36,6 +36,12 @@ def complete_query(ctx: click.Context, param: click.Parameter, incomplete: str) 
     return complete_query(completion_kb(ctx), incomplete)
 
 
+def complete_search_query(ctx: click.Context, param: click.Parameter, incomplete: str) -> list[Any]:
+    from kb.cli.shell_completion import complete_query  # deferred: loads click
+
+    return complete_query(completion_kb(ctx), incomplete, titles=True)
+
+
 def completion_kb(ctx: click.Context) -> KnowledgeBase | None:
     """The knowledge base while the shell completes a word (the group's callback has not
     run, so --kb is read from the parsed parameters); None when there is none."""

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from kb.cli.complete import complete_search_query
 from kb.cli.output import highlight, open_kb, path_line, use_color
 
 if TYPE_CHECKING:
@@ -80,7 +81,7 @@ The query language (kb help query for all of it):
 
 
 @click.command(cls=SearchCommand, epilog=_QUERY_SUMMARY)
-@click.argument("query", nargs=-1, required=True)
+@click.argument("query", nargs=-1, required=True, shell_complete=complete_search_query)
 @click.option(
     "-n",
     "--limit",

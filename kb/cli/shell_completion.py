@@ -25,7 +25,12 @@ if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
 
 _MAX_ITEMS = 200  # a shell shows no more usefully
-_TERM_PREFIXES = {"tag:": "tags", "series:": "series", "category:": "categories"}
+_TERM_PREFIXES = {
+    "tag:": "tags",
+    "series:": "series",
+    "category:": "categories",
+    "date:": "dates",
+}
 
 
 def complete_notes(kb: KnowledgeBase | None, incomplete: str) -> list[CompletionItem]:
@@ -67,15 +72,45 @@ def complete_terms(kb: KnowledgeBase | None, kind: str, incomplete: str) -> list
     ][:_MAX_ITEMS]
 
 
-def complete_query(kb: KnowledgeBase | None, incomplete: str) -> list[CompletionItem]:
-    """In a query: ``tag:``, ``series:`` and ``category:`` followed by a name."""
+def complete_query(
+    kb: KnowledgeBase | None, incomplete: str, titles: bool = False
+) -> list[CompletionItem]:
+    """In a query: ``tag:``, ``series:``, ``category:`` and ``date:`` followed by a name or
+    a year or month; with ``titles``, ``title:`` and a bare word complete to note titles
+    (``kb search``: a title's words find the note)."""
     for prefix, kind in _TERM_PREFIXES.items():
         if incomplete.startswith(prefix):
             return [
                 CompletionItem(prefix + item.value, help=item.help)
                 for item in complete_terms(kb, kind, incomplete[len(prefix) :])
             ]
-    return []
+    if not titles:
+        return []
+    if incomplete.startswith("title:"):
+        return [
+            CompletionItem(_title_filter(item.value), help=item.help)
+            for item in _complete_titles(kb, incomplete[len("title:") :].lstrip('"'))
+        ]
+    if not incomplete or incomplete.startswith("-") or ":" in incomplete:
+        return []  # an exclusion, or a filter kb does not complete
+    return _complete_titles(kb, incomplete)
+
+
+def _title_filter(title: str) -> str:
+    return f'title:"{title}"' if " " in title else f"title:{title}"
+
+
+def _complete_titles(kb: KnowledgeBase | None, incomplete: str) -> list[CompletionItem]:
+    """Note titles that start with ``incomplete``, any case, each with its path."""
+    if kb is None:
+        return []
+    try:
+        choices = kb.note_choices()
+    except KbError:
+        return []
+    wanted = incomplete.casefold()
+    found = {one_line(c.title): c.path for c in choices if c.title.casefold().startswith(wanted)}
+    return [CompletionItem(title, help=path) for title, path in found.items()][:_MAX_ITEMS]
 
 
 # -- the shells' side ---------------------------------------------------------------------

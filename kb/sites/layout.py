@@ -51,14 +51,14 @@ def detect_layout(folder: Path) -> FolderLayout:
     """The notes roots of a folder, by the generator whose files are in it."""
     if is_hugo_site(folder):
         hugo = hugo_config_file(folder)
-        found = hugo.name if hugo is not None else "archetypes/"
-        return FolderLayout("hugo", ("content",), f"a Hugo site ({found}): notes in content/")
+        sign = hugo.name if hugo is not None else "archetypes/"
+        return FolderLayout("hugo", ("content",), f"a Hugo site ({sign}): notes in content/")
     if is_jekyll_site(folder):
         jekyll = first_file(folder, JEKYLL_CONFIGS)
-        found = f"{jekyll.name}, _posts/" if jekyll is not None else "_posts/"
+        sign = f"{jekyll.name}, _posts/" if jekyll is not None else "_posts/"
         # Jekyll's build output and bundled gems (whose READMEs are Markdown) are no notes.
         return FolderLayout(
-            "jekyll", (".",), f"a Jekyll site ({found}): notes in .", ("_site", "vendor")
+            "jekyll", (".",), f"a Jekyll site ({sign}): notes in .", ("_site", "vendor")
         )
     if (folder / ".obsidian").is_dir():
         return FolderLayout("obsidian", (".",), "an Obsidian vault (.obsidian/): notes in .")

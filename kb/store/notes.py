@@ -157,6 +157,17 @@ class NoteDao:
             )
         ]
 
+    def date_counts(self) -> list[tuple[str, int]]:
+        """Notes per year and per month of their date (``2024``, ``2024-03``), newest first:
+        what ``date:`` completes to."""
+        rows = self.conn.execute(
+            "SELECT substr(date, 1, 4), count(*) FROM notes WHERE date IS NOT NULL "
+            "GROUP BY 1 UNION ALL "
+            "SELECT substr(date, 1, 7), count(*) FROM notes WHERE length(date) >= 7 "
+            "GROUP BY 1 ORDER BY 1 DESC"
+        )
+        return [(str(row[0]), int(row[1])) for row in rows]
+
     def recent(self, limit: int, modified: bool = False) -> list[RecentRow]:
         """Newest first by front-matter date (notes without a date last), or with
         ``modified`` by file time, for an empty search box."""

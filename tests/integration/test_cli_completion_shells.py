@@ -15,7 +15,8 @@ BASH_BREAKS = "\"'><=;|&(:"  # bash's default COMP_WORDBREAKS, but for the blank
 
 NOTES = {
     "eng/redis.md": "---\ntitle: Redis 学习笔记\ntags: [redis, cache]\n---\n\nx\n",
-    "cs/gpu.md": "---\ntitle: GPU, 显存与带宽\ntags: [gpu/memory]\nseries: [CS336]\n---\n\nx\n",
+    "cs/gpu.md": "---\ntitle: GPU, 显存与带宽\ntags: [gpu/memory]\nseries: [CS336]\n"
+    "date: 2024-03-10\n---\n\nx\n",
 }
 
 
@@ -39,6 +40,17 @@ def test_a_query_prefix_completes_the_part_after_the_colon(kb, monkeypatch) -> N
     assert answers(kb, monkeypatch, "list tag:gp") == ["gpu/memory"]
     assert answers(kb, monkeypatch, "list series:C") == ["CS336"]
     assert sorted(answers(kb, monkeypatch, "list tag:")) == ["cache", "gpu/memory", "redis"]
+
+
+def test_search_completes_filters_dates_and_titles_as_list_does(kb, monkeypatch) -> None:
+    assert answers(kb, monkeypatch, "search tag:gp") == ["gpu/memory"]
+    assert answers(kb, monkeypatch, "search series:C") == ["CS336"]
+    assert answers(kb, monkeypatch, "search date:2024") == ["2024-03", "2024"]
+    assert answers(kb, monkeypatch, "search date:2024-") == ["2024-03"]
+    assert answers(kb, monkeypatch, "search Red") == ["Redis 学习笔记"]
+    assert answers(kb, monkeypatch, "search 显存 gp") == ["GPU, 显存与带宽"]
+    assert answers(kb, monkeypatch, 'search title:"Redis') == ['"Redis 学习笔记"']
+    assert answers(kb, monkeypatch, "search -re") == []  # an exclusion is no title
 
 
 def test_the_tag_option_completes_spaced_or_joined(kb, monkeypatch) -> None:

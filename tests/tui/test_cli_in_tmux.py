@@ -126,6 +126,15 @@ def test_tag_series_and_the_tag_option_complete(shell: Shell) -> None:
     shell.complete("kb list series:CS3", "kb list series:CS336")
 
 
+def test_search_completes_filters_and_titles_as_list_does(shell: Shell) -> None:
+    shell.complete("kb search tag:gpu/me", "kb search tag:gpu/memory")
+    shell.complete("kb search series:CS3", "kb search series:CS336")
+    shell.complete("kb search date:2024-0", "kb search date:2024-0")  # several months
+    shell.complete("kb search -n 1 Redis", "kb search -n 1 Redis\\ 学习笔记")
+    shell.send("Enter")
+    shell.wait_for("engineering/redis-study.md")
+
+
 def test_list_at_80_columns_never_wraps_a_row(shell: Shell) -> None:
     if "bash" not in shell.base[2]:
         pytest.skip("the layout is the same in every shell")
