@@ -342,15 +342,18 @@ class NoteScreen(Screen[None]):
         self.query_one("#mentions", ConnectionList).show_mentions(connections.mentions)
         self.query_one("#related", ConnectionList).show_related(connections.related)
         tabs = self.side
-        for pane, count in (
-            ("tab-links", len(self.links.links) + len(self.links.images)),
-            ("tab-backlinks", len(connections.backlinks)),
-            ("tab-mentions", len(connections.mentions)),
-            ("tab-related", len(connections.related)),
-            ("tab-series", len(self.series_order)),
-        ):
+        counts = {
+            "tab-links": len(self.links.links) + len(self.links.images),
+            "tab-backlinks": len(connections.backlinks),
+            "tab-mentions": len(connections.mentions),
+            "tab-related": len(connections.related),
+            "tab-series": len(self.series_order),
+        }
+        for pane, count in counts.items():
             label = pane.removeprefix("tab-").capitalize()
             tabs.get_tab(pane).label = Content(f"{label} {count}")
+        if not counts.get(tabs.active):  # never open on an empty tab while another has entries
+            tabs.active = next((pane for pane, count in counts.items() if count), tabs.active)
 
     def goto_anchor(self, anchor: str) -> bool:
         """Scroll to the heading an anchor names, by kb's own slugs (Chinese kept).

@@ -385,7 +385,15 @@ class ConnectionList(OptionList):
             [
                 (
                     r.id,
-                    Content.assemble((one_line(r.title), "bold"), "\n", (one_line(r.reason), DIM)),
+                    # One line however narrow the pane: the title, then its reason cut with …
+                    entry(
+                        [
+                            Content.assemble(
+                                (one_line(r.title), "bold"), ("  " + one_line(r.reason), DIM)
+                            )
+                        ],
+                        wrap=False,
+                    ),
                 )
                 for r in related
             ]

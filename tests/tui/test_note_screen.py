@@ -459,3 +459,37 @@ async def test_a_table_is_one_widget_and_scrolls_when_wider_than_the_page(make_k
             assert all(row.endswith(("│", "┐", "┤", "┘")) for row in rows)
             assert any("Registers" in row for row in rows)
             assert any("FlashAttention" in row for row in rows)
+
+
+@pytest.mark.slow
+async def test_the_panel_opens_on_a_tab_with_entries_and_related_stays_one_line(make_kb) -> None:
+    """A note that links to nothing opens its panel on the first tab that lists something
+    (not on an empty Links tab), and each related note takes one line however long its
+    reason, cut with … in the narrow panel."""
+    body = "redis 的 zset 做滑动窗口限流，pipeline 和 lua 脚本保证原子性，sentinel 做故障转移。"
+    notes = {
+        "target.md": f"---\ntitle: 限流目标\ntags: [redis, cache, ratelimit]\n---\n\n{body}\n",
+        "source.md": f"# 引用者\n\n见 [[target]]。\n\n{body}\n",
+        **{
+            f"near{i}.md": f"---\ntitle: 相近的笔记 {i}\ntags: [redis, cache, ratelimit]\n---\n\n"
+            f"{body}\n"
+            for i in range(3)
+        },
+    }
+    kb = make_kb(notes)
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "限流目标")
+        await settle(app, pilot)
+        side = app.screen.query_one("#side")
+        assert side.display
+        assert side.active == "tab-backlinks"  # Links is empty: the first tab with entries
+        side.active = "tab-related"
+        await settle(app, pilot)
+        related = app.screen.query_one("#related")
+        assert related.option_count >= 3
+        lines = [line for line in screen_lines(app, related.content_region) if line.strip()]
+        assert len(lines) == related.option_count  # one line each: no wrapped reason lines
+        assert all(line.rstrip().endswith("…") for line in lines if "相近的笔记" in line)
