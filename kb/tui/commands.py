@@ -64,6 +64,16 @@ class PaletteNotes:
         return self._pinyin
 
 
+class NoteDiscoveryHit(DiscoveryHit):
+    """A note in the empty palette. Textual orders the palette by score, and every
+    discovery hit scores 0, so Textual's own commands (Keys, Quit, Theme), which arrive
+    first, came before any note; a note scores above them."""
+
+    @property
+    def score(self) -> float:
+        return 1.0
+
+
 class NoteCommands(Provider):
     """Every note, by title, path, alias and pinyin."""
 
@@ -103,7 +113,7 @@ class NoteCommands(Provider):
         except KbError:  # a damaged store: the search screen says so
             return
         for note in notes:
-            yield DiscoveryHit(
+            yield NoteDiscoveryHit(
                 Content(f"{one_line(note.title)}  {one_line(note.path)}"),
                 partial(self.app.post_message, OpenNote(note.id)),
                 text=one_line(note.title),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from textual.command import CommandList
 
 from kb.tui.app import make_app
 from tests.tui.pilot import (
@@ -23,6 +24,23 @@ async def test_command_palette_opens_a_note_by_title(sample) -> None:
         await settle(app, pilot)
         assert app.screen.id == "note"
         assert current_title(app) == "Redis 学习笔记"
+
+
+@pytest.mark.slow
+async def test_the_empty_palette_lists_notes_before_textuals_own_commands(sample) -> None:
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.5)
+        await settle(app, pilot)
+        listed = app.screen.query_one(CommandList)
+        prompts = [str(listed.get_option_at_index(i).prompt) for i in range(listed.option_count)]
+        first_command = min(
+            i for i, p in enumerate(prompts) if p.split("\n")[0] in ("Keys", "Quit", "Theme")
+        )
+        assert first_command >= 5  # the notes changed lately come first
+        assert all(".md" in prompt for prompt in prompts[:first_command])
 
 
 @pytest.mark.slow
