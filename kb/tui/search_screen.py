@@ -207,7 +207,7 @@ class SearchScreen(Screen[None]):
     def show_outcome(self, text: str, outcome: Outcome) -> None:
         if text != self.query_text:
             return  # a newer keystroke is on its way
-        scope = f"  tag: {one_line(self.tag)}" if self.tag else ""
+        scope = _tag_scope(self.tag, self.query_input.value, outcome)
         if isinstance(outcome, str):
             self.results.clear_options()
             self.status.update(Content.assemble((one_line(outcome), "$error")))
@@ -392,3 +392,17 @@ def matched_words(hit: SearchHit) -> list[str]:
 
 def _quoted(tag: str) -> str:
     return '"' + tag.replace('"', "") + '"'  # always: tags may hold spaces or parentheses
+
+
+def _tag_scope(tag: str | None, text: str, outcome: Outcome) -> str:
+    """What the status line says of a chosen tag: with words typed too, that they filter
+    as well, and how to clear them when nothing is left."""
+    if not tag:
+        return ""
+    scope = f"  tag: {one_line(tag)}"
+    if not text.strip():
+        return scope
+    scope += f" and the words “{one_line(text.strip())}”"
+    if isinstance(outcome, SearchResults) and not outcome.hits:
+        scope += " (esc clears the words)"
+    return scope

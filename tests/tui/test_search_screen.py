@@ -68,6 +68,21 @@ async def test_filter_by_tag(sample) -> None:
         assert any("Lecture" in t for t in result_titles(app))
 
 
+@pytest.mark.slow
+async def test_a_tag_with_words_typed_says_the_words_filter_too(sample) -> None:
+    app = make_app(sample, watch=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(app, pilot)
+        await search(app, pilot, "roofline")
+        await pilot.press("ctrl+t")
+        tree = app.screen.query_one("#tags")
+        tree.select_node(next(node for node in tree.root.children if node.data == "redis"))
+        await settle(app, pilot)
+        status = str(app.screen.query_one("#status", Static).render())
+        assert result_titles(app) == []
+        assert "0 notes  tag: redis and the words “roofline” (esc clears the words)" in status
+
+
 async def test_empty_knowledge_base_says_how_to_start(make_kb) -> None:
     kb = make_kb({})
     app = make_app(kb, watch=False)
