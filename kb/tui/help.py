@@ -9,6 +9,8 @@ from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
+from kb.tui.hanging import Hanging, Prefix
+
 # What can be typed in the search box, with examples (kb.query parses it).
 QUERY_LANGUAGE = [
     ("words are ANDed", "Redis 学习笔记"),
@@ -32,6 +34,9 @@ APP_KEYS = [
 ]
 
 
+_NOTHING = Content()
+
+
 def key_rows(screen: Screen[object]) -> list[tuple[str, str]]:
     """The screen's keys, then the app's, as (keys, what they do), from their bindings:
     the longer tooltip when a binding has one, else its footer label."""
@@ -45,22 +50,37 @@ def key_rows(screen: Screen[object]) -> list[tuple[str, str]]:
     return rows
 
 
-def help_text(title: str, rows: list[tuple[str, str]], query_language: bool) -> Content:
-    """The help page as plain Content (never markup)."""
+def help_text(title: str, rows: list[tuple[str, str]], query_language: bool) -> Hanging:
+    """The help page as plain Content (never markup), each row's text wrapping under its
+    own start, not at column 0, in a narrow window."""
+    lines: list[Content] = []
+    prefixes: list[Prefix] = []
+
+    def add(text: Content, first: Content = _NOTHING, rest: Content = _NOTHING) -> None:
+        lines.append(text)
+        prefixes.append(Prefix(first, rest))
+
+    add(Content.styled(title, "bold"))
+    add(Content())
     width = max(len(keys) for keys, _ in rows) + 2
-    parts: list[Content | str | tuple[str, str]] = [(f"{title}\n\n", "bold")]
     for keys, what in rows:
-        parts += [(keys.ljust(width), "bold $accent"), f"{what}\n"]
+        add(Content(what), Content.styled(keys.ljust(width), "bold $accent"), Content(" " * width))
     if query_language:
-        parts.append(("\nSearching\n\n", "bold"))
+        add(Content())
+        add(Content.styled("Searching", "bold"))
+        add(Content())
         column = max(len(name) for name, _ in QUERY_LANGUAGE) + 2
         for name, example in QUERY_LANGUAGE:
-            parts += [name.ljust(column), (f"{example}\n", "$accent")]
-        parts.append(
-            "\nEmpty search box: the notes modified last (ctrl+o: by front-matter date).\n"
-        )
-    parts.append(("\nescape, f1 or ? closes this help", "dim"))
-    return Content.assemble(*parts)
+            add(
+                Content.styled(example, "$accent"),
+                Content(name.ljust(column)),
+                Content(" " * column),
+            )
+        add(Content())
+        add(Content("Empty search box: the notes modified last (ctrl+o: by front-matter date)."))
+    add(Content())
+    add(Content.styled("escape, f1 or ? closes this help", "dim"))
+    return Hanging(None, prefixes, lines)
 
 
 class HelpScreen(ModalScreen[None]):

@@ -26,6 +26,7 @@ from kb.notes.browse import Follow, History, split_for_display
 from kb.notes.latex import render_math
 from kb.notes.views import NotePage, NoteSummary
 from kb.text import one_line, slugify, strip_controls
+from kb.tui.hanging import Hanging, Prefix
 from kb.tui.images import IMAGE_LINK, image_file, is_remote, note_images
 from kb.tui.messages import FollowLink, ListTerm, NotesChanged, OpenNote
 from kb.tui.reader import Flow, Reader
@@ -277,8 +278,10 @@ class NoteScreen(Screen[None]):
         self.titles = titles
         self._fit()
         self.outline.clear_options()
-        self.outline.add_options(
-            Option(Content("  " * (level - 1) + one_line(text))) for level, text, _ in page.headings
+        self.outline.add_options(  # a long heading wraps under itself, not at column 0
+            Option(Hanging(None, [Prefix(indent, indent)], [Content(one_line(text))]))
+            for level, text, _ in page.headings
+            for indent in [Content("  " * (level - 1))]
         )
         self._show_outline()
         self.links.show_links(page.links, images)

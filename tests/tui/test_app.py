@@ -195,3 +195,15 @@ async def test_without_notifications_a_stat_walk_takes_over(sample, monkeypatch)
         app.screen.query_one("#query", Input).value = ""
         await pilot.press(*"narwhal")
         assert await wait_for(lambda: result_titles(app) == ["轮询找到的"], pilot)
+
+
+def test_help_rows_wrap_under_their_own_text_in_a_narrow_window() -> None:
+    from kb.tui.help import help_text as page
+
+    rows = [("ctrl+t", "filter by tag: a tag tree with counts, enter chooses, escape clears it")]
+    laid = page("Searching", rows, query_language=True).lay_out(40)
+    lines = laid.rows.plain.split("\n")
+    start = lines.index(next(line for line in lines if line.startswith("ctrl+t")))
+    assert lines[start + 1].startswith(" " * 8) and lines[start + 1].strip()  # hangs
+    tag_row = next(i for i, line in enumerate(lines) if line.startswith("tag, title, path"))
+    assert lines[tag_row + 1].startswith(" " * 18)  # an example wraps under the example

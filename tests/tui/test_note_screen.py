@@ -493,3 +493,24 @@ async def test_the_panel_opens_on_a_tab_with_entries_and_related_stays_one_line(
         lines = [line for line in screen_lines(app, related.content_region) if line.strip()]
         assert len(lines) == related.option_count  # one line each: no wrapped reason lines
         assert all(line.rstrip().endswith("…") for line in lines if "相近的笔记" in line)
+
+
+@pytest.mark.slow
+async def test_a_long_heading_wraps_under_itself_in_the_outline(make_kb) -> None:
+    long = "一个很长的二级标题，讲显存带宽与算术强度之间的关系以及 Roofline 模型怎么画"
+    body = "\n\n".join(
+        f"## 第{i}节\n\n正文 outlineword。\n\n### {long}{i}\n\n内容。" for i in range(3)
+    )
+    kb = make_kb({"long.md": f"# 长标题\n\n{body}\n"})
+    kb.ingest()
+    app = make_app(kb, watch=False)
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(app, pilot)
+        await open_note(app, pilot, "outlineword")
+        outline = app.screen.query_one("#outline")
+        assert outline.display
+        lines = screen_lines(app, outline.content_region)
+        first = next(i for i, line in enumerate(lines) if "一个很长" in line)
+        indent = len(lines[first]) - len(lines[first].lstrip())
+        assert indent >= 4  # a third-level heading
+        assert lines[first + 1].startswith(" " * indent) and lines[first + 1].strip()
