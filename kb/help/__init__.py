@@ -1,8 +1,9 @@
-"""``kb help TOPIC``: the pages of ``docs/``, shipped in the package so they work offline.
+"""``kb help TOPIC``: the pages of ``docs/``, offline.
 
-The ``*.md`` files here are copies of ``docs/*.md``, made by ``python -m kb.help`` and
-checked against ``docs/`` by ``tests/contracts/test_cli_help.py``, so the two never drift.
-Importing this module reads no file: ``kb help`` alone lists the topics from ``TOPICS``.
+Git holds one copy of each page, ``docs/TOPIC.md``. A wheel carries them here as
+``kb/help/TOPIC.md`` (``setup.py`` copies them at build time); a source checkout, installed
+with ``pip install -e .``, reads ``docs/`` beside the package. Importing this module reads
+no file: ``kb help`` alone lists the topics from ``TOPICS``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,11 @@ def topic_named(name: str) -> str | None:
 
 
 def page(topic: str) -> str:
-    """The text of ``topic``'s page, as shipped."""
-    from importlib.resources import files  # read only when a page is asked for
+    """The text of ``topic``'s page: as the wheel ships it, else docs/ of the checkout."""
+    from pathlib import Path  # read only when a page is asked for
 
-    return files("kb.help").joinpath(f"{topic}.md").read_text(encoding="utf-8")
+    here = Path(__file__).parent
+    for place in (here / f"{topic}.md", here.parent.parent / "docs" / f"{topic}.md"):
+        if place.is_file():
+            return place.read_text(encoding="utf-8")
+    raise FileNotFoundError(f"no page for {topic}: this kb was installed without its docs")
