@@ -78,7 +78,7 @@ class Config:
 
     @property
     def move_journal(self) -> Path:
-        """Where ``kb mv`` writes what it is about to do (``kb.move_transaction``)."""
+        """Where ``kb mv`` writes what it is about to do (``kb.links.move_transaction``)."""
         return self.index_dir / "kb-mv.journal"
 
     def settings_signature(self) -> str:
@@ -221,7 +221,7 @@ def _mention_terms(value: Any, warnings: list[str]) -> dict[str, str]:
 
 
 def _synonyms(value: Any, home: Path, warnings: list[str]) -> dict[str, tuple[str, ...]]:
-    """``{term: partners}`` for ``kb.glossary``, from a mapping (推理: [inference, serving]),
+    """``{term: partners}`` for ``kb.query.glossary``, from a mapping (推理: [inference, serving]),
     a list of groups ([[推理, inference]], the first word being the term) or a glossary
     file in the shipped format (``synonyms: glossary.tsv``, beside kb.yaml). Capped, with
     a warning, so that no query word expands past the glossary's MAX_PARTNERS."""

@@ -232,7 +232,7 @@ class KnowledgeBase:
         limit: int | None = None,
     ) -> list[ListedNote]:
         """Notes that pass ``filters`` (and match ``query``, in rank order unless
-        ``sort``), see ``kb.listing.list_notes``."""
+        ``sort``), see ``kb.notes.listing.list_notes``."""
         from kb.notes.listing import list_notes  # deferred: 5 modules more
 
         among = None
@@ -291,7 +291,7 @@ class KnowledgeBase:
 
     def move(self, note: NoteRef, new_path: str) -> tuple[MovePlan, IngestStats]:
         """Move ``note`` to ``new_path`` and rewrite every link to it, as one transaction
-        (``kb.move_transaction``), then ingest. The store is brought up to date first, so
+        (``kb.links.move_transaction``), then ingest. The store is brought up to date first, so
         the plan reads the links as the files hold them."""
         # deferred: 5 modules more
         from kb.links.move_transaction import FileChange, move_lock, run_move
@@ -414,7 +414,7 @@ class KnowledgeBase:
 
     @_store_errors
     def note_page(self, note_id: int) -> NotePage:
-        """A note as the reader shows it (see ``kb.views.note_page``)."""
+        """A note as the reader shows it (see ``kb.notes.views.note_page``)."""
         from kb.notes.views import note_page  # deferred: 8 modules more
 
         return note_page(self._store, note_id, self.note_file)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-NOTE_SUFFIXES = (".md", ".markdown")  # what makes a file a note (kb.scan, kb.links)
+NOTE_SUFFIXES = (".md", ".markdown")  # what makes a file a note (kb.ingest.walk, kb.links)
 
 # Front-matter keys whose values are links to other notes ("typed links").
 # Bump when the parser reads the same file differently (what text, headings or links it

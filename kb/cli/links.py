@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from kb.notes.views import PageLink
 
 
-GRAPH_FORMATS = ["dot", "json", "mermaid"]  # what kb.graph.render knows
+GRAPH_FORMATS = ["dot", "json", "mermaid"]  # what kb.links.graph.render knows
 
 
 @click.command()

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from kb.notes.views import TagNode
 
 
-SORT_CHOICES = ["path", "title", "date", "modified", "words"]  # kb.listing.SORT_KEYS
+SORT_CHOICES = ["path", "title", "date", "modified", "words"]  # kb.notes.listing.SORT_KEYS
 
 
 class ListingOutput(NamedTuple):

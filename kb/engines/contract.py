@@ -1,5 +1,5 @@
 """Search engines behind one interface; each engine lives in its own module, named in
-``kb.engines.registry``. ``kb.engines.plan`` holds what they share: the stream layout and
+``kb.engines.registry``. ``kb.query.plan`` holds what they share: the stream layout and
 the query plan each of them translates."""
 
 from __future__ import annotations
@@ -44,7 +44,8 @@ class SearchEngine(Protocol):
         ...
 
     def search(self, query: Query | QueryPlan, limit: int) -> list[EngineHit]:
-        """Note ids matching ``query`` (or its plan, as ``kb.analysis`` read it), best first."""
+        """Note ids matching ``query`` (or its plan, as ``kb.query.reading`` read it), best
+        first."""
         ...
 
     def count(self, text: Text, cap: int) -> int:

@@ -1,7 +1,7 @@
 """The default engine: SQLite FTS5 in the store's own database, written in the same
 transaction as the notes, so the store and the index can never disagree.
 
-Text is tokenized by kb (``kb.tokenize``) before it reaches FTS5; FTS5's own tokenizer
+Text is tokenized by kb (``kb.query.tokenize``) before it reaches FTS5; FTS5's own tokenizer
 is set to split on whitespace only, so every kb token is one FTS5 token. The table is
 contentless (the notes table already holds the text): to remove a note, kb rebuilds its
 old tokens from the store, which is exact as long as the tokenizer is unchanged. The

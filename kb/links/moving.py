@@ -3,7 +3,7 @@
 Planning is pure: from the links the store resolved to the note (which files, which
 targets) and from the parser's exact positions of those targets in each file as it is now
 (``kb.parse.spans``), the new bytes of each file, changed only inside the link targets
-(``kb.exact_text``). ``kb.move_transaction`` then writes them as one transaction.
+(``kb.links.exact_text``). ``kb.links.move_transaction`` then writes them as one transaction.
 
 What is rewritten, keeping each link's anchor, its text and the way it was written
 (``.md`` or not, ``%``-encoded or not): relative Markdown links and reference definitions,

@@ -56,7 +56,7 @@ METADATA_CAP = 1.5
 METADATA_ONLY_ENTRIES = 3
 
 
-# A tag or series on more notes than the word ceiling (kb.engines.frequency_ceiling) says
+# A tag or series on more notes than the word ceiling (kb.engines.contract.frequency_ceiling) says
 # little, but a small folder's one series (20 of 45 bundled notes) still counts.
 METADATA_MIN_CEILING = 50
 

@@ -1,10 +1,11 @@
 """``kb lsp``: the editor server. A thin face over the facade, on pygls 2.
 
 Each handler turns the editor's positions into lines and string indexes (kb.lsp.positions),
-asks the facade, and turns the answer into lsprotocol types (kb.lsp.render). The open
-buffer is the truth for its note; saving or a change on disk re-ingests only the files
-named, in a background thread, so no request waits for an ingest. Every handler answers
-a failure with an empty answer and one line on stderr, never a traceback.
+asks the facade, and turns the answer into lsprotocol types (kb.lsp.navigation, kb.lsp.edits
+and their siblings). The open buffer is the truth for its note; saving or a change on disk
+re-ingests only the files named, in a background thread, so no request waits for an ingest.
+Every handler answers a failure with an empty answer and one line on stderr, never a
+traceback.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 A note's Markdown prepared for display (wikilinks and Hugo refs made followable, cut
 into pieces), following a link from it, and browser-style history. What a page holds is
-built in ``kb.views``.
+built in ``kb.notes.views``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ class NoteSource:
     note: NoteRef
     file: Path
     markdown: str  # decoded, line endings as \\n
-    hash: str  # of the file's bytes (kb.note_writing.content_hash)
+    hash: str  # of the file's bytes (kb.notes.writing.content_hash)
     front_matter: dict[str, Any]
     details: NoteDetails
 

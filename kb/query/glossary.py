@@ -10,7 +10,7 @@ partners, both ways, and every member of the entry is a partner of every other.
 Engine-neutral and cheap: stdlib only, the file is read once, on the first
 ``load_glossary`` call, never at import, and partners are gathered when asked for, so
 building a glossary costs next to nothing after the first. Terms are compared after
-``kb.tokenize.normalise`` (NFKC + case folding) with runs of spaces collapsed, so
+``kb.query.tokenize.normalise`` (NFKC + case folding) with runs of spaces collapsed, so
 ``GPU  Memory`` and ``gpu memory`` are one term.
 """
 

@@ -1,7 +1,7 @@
 """What every engine indexes and what every query asks of it, engine-neutral.
 
-**Stream layout.** Each field of a search document (``kb.documents.FIELDS``) gives two
-token streams (``kb.tokenize.index_streams``): the main stream (whole Latin tokens and
+**Stream layout.** Each field of a search document (``kb.ingest.documents.FIELDS``) gives two
+token streams (``kb.query.tokenize.index_streams``): the main stream (whole Latin tokens and
 Chinese bigrams, in text order) named after the field, and the side stream (identifier
 parts, the last character of each Chinese run, dictionary words) named ``<field>_x``.
 
@@ -184,7 +184,7 @@ class QueryPlan(Value):
     ranking: tuple[Text, ...]  # each positive term, whichever of them a note matched
     boosts: tuple[str, ...]  # dictionary words a Chinese term may be: side streams, optional
     title_key: str  # a note titled so comes first
-    # Each word's plan with its alternatives (kb.analysis): what a note must match for it.
+    # Each word's plan with its alternatives (kb.query.reading): what a note must match for it.
     expanded: tuple[tuple[Word, Text], ...] = ()
     # Matches must match this too, and it scores nothing: the same query's best among the
     # notes whose title holds its words (kb.query.search asks for those beside the best).
@@ -201,7 +201,7 @@ class QueryPlan(Value):
 
 
 def plan_query(query: Query, reading: Reading | None = None) -> QueryPlan:
-    """What ``query`` asks of the streams; with a ``reading`` (kb.analysis), its words as
+    """What ``query`` asks of the streams; with a ``reading`` (kb.query.reading), its words as
     read: split, with their alternatives."""
     read = reading.query if reading is not None else query
     expanded = reading.word_plans() if reading is not None else {}

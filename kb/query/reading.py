@@ -4,7 +4,7 @@ The parser (``kb.query``) knows the syntax; this module knows the notes' words (
 store's vocabulary) and the glossary, and turns what was typed into what to look for:
 
 - a run of Chinese is split into the words the notes use (``怎样保证消息队列高可用`` →
-  保证, 消息队列, 高可用), and function words (``kb.stopwords``) carry no requirement;
+  保证, 消息队列, 高可用), and function words (``kb.query.stopwords``) carry no requirement;
 - glued scripts are separate words (``显存带宽是GPU的瓶颈``), but a name joined by a
   symbol stays one name (``B+树`` is B followed by 树, never B and 树 anywhere);
 - each content word gets alternatives in tiers: the word itself (casefolded, with its
@@ -14,7 +14,7 @@ store's vocabulary) and the glossary, and turns what was typed into what to look
   ``推理`` → inference) and, when the word itself is rare, close spellings
   (``elasticsaerch`` → elasticsearch) and the longer words it begins (``rocketm``).
 
-Engines never see this: the plan (``kb.engines.plan``) carries the alternatives as
+Engines never see this: the plan (``kb.query.plan``) carries the alternatives as
 ordinary plan nodes, so every engine means the same thing.
 """
 

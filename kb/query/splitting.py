@@ -38,7 +38,7 @@ class Lexicon(Protocol):
 
 
 class Partnering(Protocol):
-    """What gives a word its glossary partners: ``kb.glossary.Glossary`` is one."""
+    """What gives a word its glossary partners: ``kb.query.glossary.Glossary`` is one."""
 
     def partners(self, term: str) -> tuple[str, ...]: ...
 
