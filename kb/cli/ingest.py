@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -19,9 +18,6 @@ from kb.cli.output import (
 )
 from kb.engines.registry import engine_names
 from kb.errors import KbError
-
-if TYPE_CHECKING:
-    pass
 
 
 @click.command()

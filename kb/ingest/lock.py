@@ -8,13 +8,9 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kb.config import Config
 from kb.errors import IngestLocked, KbError
-
-if TYPE_CHECKING:
-    pass
 
 
 @contextmanager

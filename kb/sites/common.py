@@ -11,12 +11,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import urlsplit
-
-if TYPE_CHECKING:
-    pass
-
 
 HUGO_CONFIGS = (
     "hugo.toml",

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import posixpath
 from pathlib import PurePosixPath
-from typing import TYPE_CHECKING
 
 from kb.sites.common import INDEX_STEMS
-
-if TYPE_CHECKING:
-    pass
 
 
 def docs_urls(rel: PurePosixPath, front: dict) -> list[str]:

@@ -10,7 +10,6 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from kb.models import NOTE_SUFFIXES
 from kb.sites import read_site, site_urls
@@ -23,10 +22,6 @@ from kb.sites.common import (
     is_hugo_site,
     is_jekyll_site,
 )
-
-if TYPE_CHECKING:
-    pass
-
 
 _MARKDOWN_LIMIT = 2000  # files looked at when telling a plain folder of notes from an empty one
 
