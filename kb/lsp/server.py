@@ -124,6 +124,21 @@ class KbLanguageServer(LanguageServer):
         """An open file's unsaved text (by path), else None."""
         return self.open_text(from_fs_path(str(file)) or "")
 
+    def open_files(self) -> dict[Path, str]:
+        """Every open file's unsaved text, by path: what the editor shows is what links
+        are found in and what edits apply to."""
+        found = {}
+        for uri, document in list(self.workspace.text_documents.items()):
+            path = to_fs_path(uri)
+            if path is not None and document._source is not None:
+                found[Path(path)] = document.source
+        return found
+
+    def version_of(self, file: Path) -> int | None:
+        """The version the client gave an open file (None when it is not open)."""
+        document = self.workspace.text_documents.get(from_fs_path(str(file)) or "")
+        return None if document is None else document.version
+
     def document_text(self, uri: str) -> str | None:
         """The open buffer, else the file on disk (decoded as ingest decodes it), else
         None: a document never opened is answered from disk when it exists."""

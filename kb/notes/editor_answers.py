@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
@@ -198,15 +198,39 @@ class EditorAnswers:
         """What hovering a link to a note shows."""
         return note_card(self._store(), note_id, self.note_file)
 
-    def backlink_places(
-        self, note_id: int, text_of: Callable[[Path], str | None]
-    ) -> list[LinkPlace]:
-        """Every link to a note, placed in its file (``text_of`` gives an open file's
-        unsaved text, else None and the file is read)."""
+    def backlink_places(self, note_id: int, open_texts: Mapping[Path, str]) -> list[LinkPlace]:
+        """Every link to a note, placed by the parser's spans: in a file the editor has
+        open (``open_texts``: its unsaved text by path), the links of that text that lead
+        to the note; in any other file, the stored links, in the file as saved."""
         from kb.links.check import file_of  # deferred: 3 modules more
 
-        rows = self._store().links.backlinks(note_id)
-        return backlink_places(rows, lambda path: file_of(self.config, path), text_of)
+        rows = [
+            row
+            for row in self._store().links.backlinks(note_id)
+            if file_of(self.config, row.source_path) not in open_texts
+        ]
+        places = backlink_places(
+            rows, lambda path: file_of(self.config, path), self.config.typed_link_keys
+        )
+        for file, text in open_texts.items():
+            buffer = self.open_buffer(file, text)
+            if buffer is None or buffer.note_id == note_id:
+                continue  # outside the roots, or the note itself
+            lines = buffer.text.split("\n")
+            for link in buffer.links:
+                if link.target_id == note_id:
+                    placed = link.placed
+                    places.append(
+                        LinkPlace(
+                            file, placed.line, placed.start, placed.end, placed.kind,
+                            placed.target, placed.anchor, lines[placed.line],
+                        )
+                    )  # fmt: skip
+        return sorted(places, key=lambda p: (str(p.file), p.line, p.start))
+
+    def open_buffer(self, file: Path, text: str) -> Buffer | None:
+        """An open file's unsaved text read as a note, None outside the notes roots."""
+        return self.read_buffer(file, text) if self.file_place(file) is not None else None
 
     def notes_tagged(self, tag: str) -> list[NoteRef]:
         """The notes carrying ``tag`` (any case), by path."""
@@ -342,11 +366,7 @@ class EditorAnswers:
             if unsaved is not None and normalise(unsaved) != text:
                 raise UsageError(f"{source} has unsaved changes; save it and rename again")
             source_lines = text.split("\n")
-            placed = placed_links(
-                text,
-                parse_buffer(text, source.name, self.config.typed_link_keys),
-                self.config.typed_link_keys,
-            )
+            placed = placed_links(text, self.config.typed_link_keys)
             for row in found:
                 at = row.line - 1
                 here = [

@@ -23,7 +23,6 @@ from kb.notes.editor import (
     tag_at,
 )
 from kb.notes.naming import title_pinyin
-from kb.parse.note import parse_note
 
 
 def _at_bar(line: str, front: str = "") -> CompletionContext | None:
@@ -128,7 +127,7 @@ def test_rank_notes_offers_nothing_for_a_loose_likeness() -> None:
 
 def test_placed_links_find_each_target_on_its_line() -> None:
     text = '# T\n\n中文 [[显存 估算#表]] and [x](../a%20b.md#h) 😀 {{< ref "posts/m.md" >}}\n'
-    links = placed_links(text, parse_note("p/n.md", text))
+    links = placed_links(text)
     line = text.split("\n")[2]
     assert [(p.kind, line[p.start : p.end], p.anchor) for p in links] == [
         ("wikilink", "显存 估算", "表"),
