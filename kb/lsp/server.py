@@ -124,20 +124,20 @@ class KbLanguageServer(LanguageServer):
         """An open file's unsaved text (by path), else None."""
         return self.open_text(from_fs_path(str(file)) or "")
 
-    def open_files(self) -> dict[Path, str]:
-        """Every open file's unsaved text, by path: what the editor shows is what links
-        are found in and what edits apply to."""
+    def open_documents(self) -> dict[Path, tuple[str, str, int | None]]:
+        """Every open file by path: its URI as the client wrote it, its unsaved text and
+        the version the client gave it."""
         found = {}
         for uri, document in list(self.workspace.text_documents.items()):
             path = to_fs_path(uri)
             if path is not None and document._source is not None:
-                found[Path(path)] = document.source
+                found[Path(path)] = (uri, document.source, document.version)
         return found
 
-    def version_of(self, file: Path) -> int | None:
-        """The version the client gave an open file (None when it is not open)."""
-        document = self.workspace.text_documents.get(from_fs_path(str(file)) or "")
-        return None if document is None else document.version
+    def open_files(self) -> dict[Path, str]:
+        """Every open file's unsaved text, by path: what the editor shows is what links
+        are found in and what edits apply to."""
+        return {file: text for file, (_, text, _) in self.open_documents().items()}
 
     def document_text(self, uri: str) -> str | None:
         """The open buffer, else the file on disk (decoded as ingest decodes it), else

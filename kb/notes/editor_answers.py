@@ -34,13 +34,22 @@ import posixpath
 from urllib.parse import unquote
 from kb.errors import UsageError
 from kb.notes.buffer import normalise, parse_buffer
-from kb.notes.editor import anchor_extent, anchor_names_heading, heading_at, heading_text_extent, own_anchor_extents, placed_links, renamed_anchor
+from kb.notes.editor import (
+    anchor_extent,
+    anchor_names_heading,
+    heading_at,
+    heading_text_extent,
+    own_anchor_extents,
+    placed_links,
+    renamed_anchor,
+)
 from kb.links.resolve import fold
 
 if TYPE_CHECKING:
     from kb.config import Config
     from kb.links.check import Suggestions
     from kb.links.resolve import LinkIndex, NoteName
+    from kb.links.moving import MovePlan
     from kb.models import ParsedNote
     from kb.notes.editor import NameKeys, PlacedLink, RankedNote
     from kb.notes.name_index import NameIndex, PinyinSpeller
@@ -303,18 +312,36 @@ class EditorAnswers:
             return None
         return file, new_note_text(title)
 
+    def plan_rename(self, note_id: int, new_path: str, open_files: Mapping[Path, str]) -> MovePlan:
+        """``kb mv``'s plan for moving the note to ``new_path`` (a path ending in ``/``:
+        into that folder), computed on the editor's open files as it holds them (their
+        unsaved text and its links) and on the other files as saved."""
+        from kb.links.moving import OpenLink, OpenText, plan_move  # deferred: on first use
+
+        unsaved = {}
+        for file, text in open_files.items():
+            buffer = self.open_buffer(file, text)
+            if buffer is not None:
+                links = tuple(
+                    OpenLink(link.placed.kind, link.placed.target, link.target_id)
+                    for link in buffer.links
+                )
+                unsaved[file] = OpenText(buffer.text, links)
+        return plan_move(self._store(), self.config, self.note_ref(note_id), new_path, unsaved)
+
     def rename_heading(
         self,
         file: Path,
         buffer: Buffer,
         line: int,
         new_text: str,
-        text_of: Callable[[Path], str | None],
+        open_files: Mapping[Path, str],
     ) -> list[TextChange]:
         """The edits that rename the heading on 0-based ``line`` of the open note to
         ``new_text``: the heading itself, the note's own anchors to it, and every anchor
         of another note's link to it (all of them, or a UsageError naming the one kb
-        cannot place)."""
+        cannot place). A file the editor holds open (``open_files``: unsaved text by
+        path) is edited as it holds it, the others as saved."""
 
         new_text = " ".join(new_text.split())
         old = heading_at(buffer.parsed.headings, line)
@@ -355,16 +382,32 @@ class EditorAnswers:
         by_file: dict[Path, list] = {}
         for row in rows:
             by_file.setdefault(file_of(self.config, row.source_path), []).append(row)
+        for source, unsaved in open_files.items():
+            held = self.open_buffer(source, unsaved) if source != file else None
+            if held is None:
+                continue  # outside the roots, or the note itself (read above)
+            held_lines = held.text.split("\n")
+            for held_link in held.links:
+                placed_link = held_link.placed
+                if held_link.target_id != buffer.note_id or not anchor_names_heading(
+                    placed_link.anchor, old
+                ):
+                    continue
+                where = anchor_extent(held_lines[placed_link.line], placed_link)
+                if where is None:
+                    raise UsageError(
+                        f"{source}:{placed_link.line + 1}: kb cannot place the link's anchor"
+                    )
+                new_anchor = renamed_anchor(placed_link.anchor, placed_link.kind, old, new)
+                at = placed_link.line
+                changes.append(TextChange(source, at, *where, new_anchor, held_lines[at]))
         for source, found in sorted(by_file.items()):
-            if source == file:
-                continue  # the open text was read above
+            if source == file or source in open_files:
+                continue  # the open texts were read above
             try:  # as the store read it: its lines are the rows' lines
                 text = normalise(decode_note(source.read_bytes()).text)
             except (OSError, BinaryFile) as exc:
                 raise UsageError(f"{source}: cannot be read to rename its link") from exc
-            unsaved = text_of(source)
-            if unsaved is not None and normalise(unsaved) != text:
-                raise UsageError(f"{source} has unsaved changes; save it and rename again")
             source_lines = text.split("\n")
             placed = placed_links(text, self.config.typed_link_keys)
             for row in found:
@@ -449,6 +492,7 @@ def _mention_keys(
 ) -> list[tuple[str, str, NoteName]]:
     """(folded name, name, note) of every name that counts for mentions (kb's rules)."""
     from kb.links.connections import INDEX_STEMS  # deferred: on first use
+
     # deferred: 7 modules more
     from kb.links.mentions import is_common_name, mention_names, normalise_name
 

@@ -420,7 +420,12 @@ async def test_rename_is_one_workspace_edit_with_the_file_rename(lsp: Session, h
             kb.find_note("engineering/softmax-numerics.md"),
             str(target.with_name("softmax-stability.md")),
         )
-    assert sum(len(e.edits) for e in texts if isinstance(e, t.TextDocumentEdit)) == len(plan.edits)
+    # every link of the files as saved, and the one in the open, unsaved draft (versioned)
+    assert sum(len(e.edits) for e in texts if isinstance(e, t.TextDocumentEdit)) == (
+        len(plan.edits) + 1
+    )
+    draft = [e for e in texts if isinstance(e, t.TextDocumentEdit) and e.text_document.uri == uri]
+    assert [(e.text_document.version, len(e.edits)) for e in draft] == [(1, 1)]
     assert all(
         edit.new_text.startswith(("softmax-stability", "../", "/"))
         or "softmax-stability" in edit.new_text
