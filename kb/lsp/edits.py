@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.uris import to_fs_path
 
 from kb.errors import KbError
 from kb.lsp.document import (
@@ -19,7 +20,7 @@ from kb.lsp.document import (
     uri_of,
 )
 from kb.lsp.positions import LineIndex, column_of_index
-from kb.models import Heading
+from kb.models import NOTE_SUFFIXES, Heading
 from kb.notes.buffer import normalise
 from kb.notes.editor import heading_at, heading_text_extent
 
@@ -199,8 +200,13 @@ def new_location(kb: Any, root_name: str, source: Path, new_name: str) -> str:
 def link_edits(
     ls: KbLanguageServer, plan: Any, open_files: dict[Path, tuple[str, str, int | None]]
 ) -> list[types.TextDocumentEdit]:
-    """Each file's link edits of a move plan, in the editor's units, versioned when open."""
-    found = []
+    """Each file's link edits of a move plan, versioned when the file is open."""
+    return [versioned(open_files, file, edits) for file, edits in text_edits(ls, plan).items()]
+
+
+def text_edits(ls: KbLanguageServer, plan: Any) -> dict[Path, list[types.TextEdit]]:
+    """Each file's link edits of a move plan, in the editor's units."""
+    found = {}
     for file_edit in plan.files:
         lines = LineIndex(normalise(file_edit.before.decode("utf-8", errors="replace")))
         edits = []
@@ -210,5 +216,71 @@ def link_edits(
             end = lines.column(line, link.column + len(link.old), ls.encoding)
             where = types.Range(types.Position(line, start), types.Position(line, end))
             edits.append(types.TextEdit(where, link.new))
-        found.append(versioned(open_files, file_edit.path, edits))
+        found[file_edit.path] = edits
     return found
+
+
+NOTE_FILES = "**/*.{md,markdown}"  # kb's note suffixes (kb.models.NOTE_SUFFIXES)
+FILE_RENAMES = types.FileOperationRegistrationOptions(
+    filters=[
+        types.FileOperationFilter(
+            pattern=types.FileOperationPattern(
+                glob=NOTE_FILES, matches=types.FileOperationPatternKind.File
+            ),
+            scheme="file",
+        )
+    ]
+)
+
+
+def will_rename_files(
+    ls: KbLanguageServer, params: types.RenameFilesParams
+) -> types.WorkspaceEdit | None:
+    """Notes renamed or moved in the editor's file tree: the edit of every link to them
+    (as ``kb mv`` would rewrite it, on the open files as the editor holds them), which
+    the editor applies before it renames the files. A note kb cannot move that way is
+    left out, with one message saying why; a folder is left as it is."""
+    kb = ls.kb
+    if kb is None:
+        return None
+    open_files = ls.open_documents()
+    texts = {file: text for file, (_, text, _) in open_files.items()}
+    by_file: dict[Path, list[types.TextEdit]] = {}
+    touched: list[Path] = []
+    refused = []
+    for renamed in params.files:
+        old, new = to_fs_path(renamed.old_uri), to_fs_path(renamed.new_uri)
+        note = kb.editor.stored_note_at(Path(old)) if old and new else None
+        if note is None or new is None:
+            continue  # not a stored note (a folder, another file): nothing links to it
+        if not new.lower().endswith(NOTE_SUFFIXES):
+            refused.append(f"{Path(new).name} is not a note file, so its links were left")
+            continue
+        try:
+            plan = kb.editor.plan_rename(note.id, new, texts)
+        except KbError as exc:
+            refused.append(str(exc))
+            continue
+        for file, edits in text_edits(ls, plan).items():
+            taken = by_file.setdefault(file, [])
+            # Two notes moved together may both rewrite one link: the first edit stands.
+            taken += [e for e in edits if not any(_overlap(e, t) for t in taken)]
+        touched += [plan.source, plan.destination, *(f.path for f in plan.files)]
+    if refused:
+        ls.window_show_message(
+            types.ShowMessageParams(types.MessageType.Warning, "kb: " + "; ".join(refused))
+        )
+    if not by_file:
+        return None
+    ls.expect_changes(touched)
+    return types.WorkspaceEdit(
+        document_changes=[versioned(open_files, file, edits) for file, edits in by_file.items()]
+    )
+
+
+def _overlap(one: types.TextEdit, other: types.TextEdit) -> bool:
+    a, b = one.range, other.range
+    return (a.start.line, a.start.character) < (b.end.line, b.end.character) and (
+        b.start.line,
+        b.start.character,
+    ) < (a.end.line, a.end.character)

@@ -32,6 +32,7 @@ from kb import __version__
 from kb.errors import KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.lsp import features
+from kb.lsp.edits import FILE_RENAMES
 from kb.lsp.outline import diagnostics as check_document
 from kb.lsp.positions import UTF16, choose_encoding
 from kb.lsp.progress import Progress
@@ -60,6 +61,17 @@ class KbProtocol(LanguageServerProtocol):
                 self._send_data(types.ResponseErrorMessage(id=data["id"], error=error))
             log.warning("dropped a message that does not fit the protocol (%s): %s", method, exc)
             return _INVALID
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        # The protocol allows one initialize: a second would build the workspace anew,
+        # forgetting the open documents, so it is answered InvalidRequest.
+        if method_name == types.INITIALIZE and self._workspace is not None:
+            error = types.ResponseError(
+                code=-32600, message="kb lsp: the server is already initialized"
+            )
+            self._send_data(types.ResponseErrorMessage(id=msg_id, error=error))
+            return
+        super()._handle_request(msg_id, method_name, params)
 
     def handle_message(self, message: Any) -> None:
         if message is _INVALID:
@@ -408,6 +420,23 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
         inside = [p for p in paths if kb.editor.file_place(p)]
         if inside:
             ls.ingest_in_background(inside, f"kb: ingesting {len(inside)} changed files")
+
+    @server.feature(types.WORKSPACE_DID_RENAME_FILES, FILE_RENAMES)
+    def did_rename_files(ls: KbLanguageServer, params: types.RenameFilesParams) -> None:
+        # The store follows a rename made in the editor's file tree (its links were
+        # rewritten by willRenameFiles): the old and new files, ingested.
+        kb = ls.kb
+        if kb is None:
+            return
+        paths = [
+            Path(p)
+            for renamed in params.files
+            for p in (to_fs_path(renamed.old_uri), to_fs_path(renamed.new_uri))
+            if p is not None
+        ]
+        inside = [p for p in paths if kb.editor.file_place(p)]
+        if inside:
+            ls.ingest_in_background(inside, "kb: ingesting the renamed notes")
 
     features.register(server, safely)
     return server

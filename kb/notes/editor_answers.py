@@ -310,6 +310,10 @@ class EditorAnswers:
         resolved = file.resolve()
         if file.exists() or (resolved != root.resolve() and root.resolve() not in resolved.parents):
             return None
+        from kb.ingest.walk import exclusion_rule  # deferred: the walk's rules, on first use
+
+        if exclusion_rule(resolved.relative_to(root.resolve()).as_posix(), self.config):
+            return None  # a hidden or excluded folder: kb would never read the note
         return file, new_note_text(title)
 
     def plan_rename(self, note_id: int, new_path: str, open_files: Mapping[Path, str]) -> MovePlan:
