@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kb.links.resolve import NoteName, fold
-from kb.models import DEFAULT_TYPED_LINK_KEYS, Heading, Link, ParsedNote
+from kb.models import DEFAULT_TYPED_LINK_KEYS, Heading, Link
 from kb.notes.naming import fuzzy_scores
 from urllib.parse import unquote
 from kb.text import slugify
