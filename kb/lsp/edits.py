@@ -10,7 +10,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.uris import to_fs_path
 
-from kb.errors import KbError
+from kb.errors import KbError, os_error_message
 from kb.lsp.document import (
     Open,
     applies_document_changes,
@@ -176,6 +176,8 @@ def rename(ls: KbLanguageServer, params: types.RenameParams) -> types.WorkspaceE
         )
     except KbError as exc:
         raise RequestRefused(f"kb: {exc}") from None
+    except OSError as exc:  # a file that went away or cannot be read meanwhile
+        raise RequestRefused(f"kb: {os_error_message(exc)}; nothing was renamed") from None
     changes: list[Any] = [*link_edits(ls, plan, open_files)]
     changes.append(types.RenameFile(old_uri=uri_of(plan.source), new_uri=uri_of(plan.destination)))
     ls.expect_changes([plan.source, plan.destination, *(f.path for f in plan.files)])
@@ -260,6 +262,9 @@ def will_rename_files(
             plan = kb.editor.plan_rename(note.id, new, texts)
         except KbError as exc:
             refused.append(str(exc))
+            continue
+        except OSError as exc:
+            refused.append(os_error_message(exc))
             continue
         for file, edits in text_edits(ls, plan).items():
             taken = by_file.setdefault(file, [])
