@@ -278,6 +278,9 @@ def will_rename_files(
     if not by_file:
         return None
     ls.expect_changes(touched)
+    if not applies_document_changes(ls):  # an old client: unversioned edits
+        changes = {versioned(open_files, f, e).text_document.uri: e for f, e in by_file.items()}
+        return types.WorkspaceEdit(changes=changes)
     return types.WorkspaceEdit(
         document_changes=[versioned(open_files, file, edits) for file, edits in by_file.items()]
     )
