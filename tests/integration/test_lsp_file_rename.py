@@ -177,20 +177,22 @@ async def test_renaming_in_the_file_tree_rewrites_the_links(lsp: Session, home: 
     assert operations is not None and operations.file_operations is not None
     assert operations.file_operations.will_rename and operations.file_operations.did_rename
     old, new = home / "notes/redis-study.md", home / "notes/posts/redis.md"
+    unsaved = "# A 😀\n\n\n纯文本 redis-study 在前 [[redis-study]] 😀\n再链 [[redis-study#Intro]]\n"
+    lsp.open(home / "notes/posts/a.md", NOTES["posts/a.md"])
+    lsp.change(uri(home, "posts/a.md"), 9, t.TextDocumentContentChangeWholeDocument(text=unsaved))
     renamed = t.FileRename(old_uri=uri(home, "redis-study.md"), new_uri=uri(home, "posts/redis.md"))
     edit = await lsp.client.workspace_will_rename_files_async(t.RenameFilesParams([renamed]))
     assert edit is not None
     documents = text_edits(edit)
     assert set(documents) == {uri(home, "posts/a.md"), uri(home, "posts/b.md")}
-    assert documents[uri(home, "posts/a.md")].text_document.version == 3  # the open buffer
+    assert documents[uri(home, "posts/a.md")].text_document.version == 9  # the open buffer
     # The editor applies the edit (to the unsaved buffer of a.md, which it then saves;
     # to b.md on disk), renames the file, and says so.
-    unsaved = "# A 😀\n\n\n纯文本 redis-study 在前 [[redis-study]] 😀\n再链 [[redis-study#Intro]]\n"
     a, b = home / "notes/posts/a.md", home / "notes/posts/b.md"
     a_edits = documents[uri(home, "posts/a.md")].edits
     a_after = applied(unsaved, [e for e in a_edits if isinstance(e, t.TextEdit)])
     assert a_after == ("# A 😀\n\n\n纯文本 redis-study 在前 [[redis]] 😀\n再链 [[redis#Intro]]\n")
-    lsp.change(uri(home, "posts/a.md"), 4, t.TextDocumentContentChangeWholeDocument(text=a_after))
+    lsp.change(uri(home, "posts/a.md"), 10, t.TextDocumentContentChangeWholeDocument(text=a_after))
     a.write_text(a_after, encoding="utf-8")
     b_edits = documents[uri(home, "posts/b.md")].edits
     b.write_text(
