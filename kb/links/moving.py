@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote, unquote
 
 from kb.errors import KbError, UsageError
@@ -75,6 +75,23 @@ class MovePlan(NamedTuple):
     @property
     def edits(self) -> list[LinkEdit]:
         return [edit for file in self.files for edit in file.links]
+
+
+class OpenLink(NamedTuple):
+    """A link of a file an editor holds open: its kind, target as written, and the note
+    it leads to (None for none), as kb resolves the unsaved text."""
+
+    kind: str
+    target: str
+    target_id: int | None
+
+
+class OpenText(NamedTuple):
+    """A file as an editor holds it, unsaved: the text edits are computed on, and its
+    links (the store's rows describe the file as saved, which may differ)."""
+
+    text: str
+    links: tuple[OpenLink, ...]
 
 
 class Place(NamedTuple):
@@ -279,10 +296,25 @@ def destination_for(
 # -- the plan -----------------------------------------------------------------------------
 
 
-def plan_move(store: Store, config: Config, note: NoteRef, new_path: str) -> MovePlan:
+def plan_move(
+    store: Store,
+    config: Config,
+    note: NoteRef,
+    new_path: str,
+    unsaved: Mapping[Path, OpenText] | None = None,
+) -> MovePlan:
     """What moving ``note`` to ``new_path`` changes: the new bytes of every file that
     links to it (and of the note, for its own relative links), and the links left as
-    they are. Reads the store and the files; writes nothing."""
+    they are. Reads the store and the files; writes nothing.
+
+    ``unsaved``: the files an editor holds open, by path; each is planned on its unsaved
+    text and the links that text holds (a link not saved yet is rewritten too), the
+    others on the file and the store's links."""
+    unsaved = {Path(os.path.realpath(f)): text for f, text in (unsaved or {}).items()}
+
+    def is_open(file: Path) -> bool:
+        return Path(os.path.realpath(file)) in unsaved
+
     from kb.ingest.walk import exclusion_rule  # the walk's rules, loaded only by kb mv
     from kb.links.move_transaction import check_writable  # deferred: 8 modules more
 
@@ -303,19 +335,26 @@ def plan_move(store: Store, config: Config, note: NoteRef, new_path: str) -> Mov
     left: list[LinkAt] = []
     backlinks = store.links.backlinks(note.id)
     names = {n.id: n for n in store.notes.names({b.source_id for b in backlinks})}
+    linking: list[tuple[Path, Path, Any]] = []  # (file, its root, link)
     for link in backlinks:
         name = names.get(link.source_id)
-        if name is None:
-            continue
-        file = root_paths[name.root] / name.rel
-        place = Place(file, root_paths[name.root])
+        if name is not None and not is_open(root_paths[name.root] / name.rel):
+            linking.append((root_paths[name.root] / name.rel, root_paths[name.root], link))
+    for file, open_text in unsaved.items():
+        file_root = _root_of(file, list(root_paths.values()))
+        if file_root is not None and file != Path(os.path.realpath(source)):
+            linking += [(file, file_root, o) for o in open_text.links if o.target_id == note.id]
+    for file, file_root, link in linking:
+        place = Place(file, file_root)
         new = new_target(link.kind, link.target, place, source, destination)
         if new is None:
-            left.append(LinkAt(file, link.kind, link.target, link.line))
+            left.append(LinkAt(file, link.kind, link.target, getattr(link, "line", 0)))
         elif new != link.target:
             wanted.setdefault(file, {})[(link.kind, link.target)] = new
     moved_folder = source.parent != destination.parent
-    for own in store.links.outgoing(note.id):
+    source_open = unsaved.get(Path(os.path.realpath(source)))
+    own_links = source_open.links if source_open is not None else store.links.outgoing(note.id)
+    for own in own_links:
         to_itself = own.target_id == note.id
         if own.kind in RELATIVE_KINDS and is_relative(own.target):
             if not (moved_folder or to_itself):
@@ -332,8 +371,10 @@ def plan_move(store: Store, config: Config, note: NoteRef, new_path: str) -> Mov
             wanted.setdefault(source, {})[(own.kind, own.target)] = new
     files = []
     for file, links in _by_real_file(wanted, list(root_paths.values())).items():
-        check_writable(file)
-        before = file.read_bytes()
+        held = unsaved.get(file)
+        if held is None:  # an open file is the editor's to write (it may not exist yet)
+            check_writable(file)
+        before = held.text.encode("utf-8") if held is not None else file.read_bytes()
         after, edits, missing = edit_file(file, before, links, config.typed_link_keys)
         if missing:
             kind, target = sorted(missing)[0]
@@ -344,6 +385,12 @@ def plan_move(store: Store, config: Config, note: NoteRef, new_path: str) -> Mov
         if edits:
             files.append(FileEdit(file, before, after, tuple(edits)))
     return MovePlan(source, destination, tuple(files), tuple(left), root)
+
+
+def _root_of(file: Path, roots: list[Path]) -> Path | None:
+    """The innermost notes root holding ``file``, None outside them."""
+    inner = [r for r in roots if _inside(file, r)]
+    return max(inner, key=lambda r: len(r.parts)) if inner else None
 
 
 def _by_real_file(

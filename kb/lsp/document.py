@@ -147,3 +147,11 @@ def applies_file_operation(ls: KbLanguageServer, operation: types.ResourceOperat
     workspace = ls.client_capabilities.workspace
     caps = workspace.workspace_edit if workspace else None
     return bool(caps and operation in (caps.resource_operations or []))
+
+
+def applies_document_changes(ls: KbLanguageServer) -> bool:
+    """The client takes ``documentChanges`` (versioned edits): it says so, or it names
+    resource operations, which exist only there."""
+    workspace = ls.client_capabilities.workspace
+    caps = workspace.workspace_edit if workspace else None
+    return bool(caps and (caps.document_changes or caps.resource_operations))

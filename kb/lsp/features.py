@@ -12,7 +12,7 @@ from lsprotocol import types
 
 from kb.lsp.actions import code_actions
 from kb.lsp.completion import completion, completion_resolve
-from kb.lsp.edits import prepare_rename, rename
+from kb.lsp.edits import FILE_RENAMES, prepare_rename, rename, will_rename_files
 from kb.lsp.navigation import definition, hover, references
 from kb.lsp.outline import document_links, document_symbols, folding_ranges, workspace_symbols
 
@@ -46,6 +46,7 @@ def register(server: Any, safely: Callable[[Callable[[], Any]], Callable[[Any], 
         (types.TEXT_DOCUMENT_CODE_ACTION, None, code_actions, empty),
         (types.TEXT_DOCUMENT_PREPARE_RENAME, None, prepare_rename, none),
         (types.TEXT_DOCUMENT_RENAME, types.RenameOptions(prepare_provider=True), rename, none),
+        (types.WORKSPACE_WILL_RENAME_FILES, FILE_RENAMES, will_rename_files, none),
     ]
     for method, options, handler, default in table:
         server.feature(method, options)(safely(default)(handler))

@@ -106,12 +106,14 @@ def references(ls: KbLanguageServer, params: types.ReferenceParams) -> list[type
         stored = kb.editor.stored_note_at(document.file)
         target = stored.id if stored else None
         line, _ = document.cursor(params.position)
-        heading = heading_at(document.buffer.parsed.headings, line)
-        if heading is not None:
+        parsed = document.buffer.parsed
+        heading = heading_at(parsed.headings, line)
+        # On a section's heading: the links to that section; on the title, to the note.
+        if heading is not None and not (heading.level == 1 and heading.text == parsed.title):
             anchor = heading.slug
     if target is None:
         return []
-    places = kb.editor.backlink_places(target, ls.text_at)
+    places = kb.editor.backlink_places(target, ls.open_files())
     if anchor is not None:
         places = [
             p

@@ -33,6 +33,7 @@ from kb import __version__
 from kb.errors import KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.lsp import features
+from kb.lsp.edits import FILE_RENAMES
 from kb.lsp.outline import diagnostics as check_document
 from kb.lsp.positions import UTF16, choose_encoding
 from kb.lsp.progress import Progress
@@ -61,6 +62,17 @@ class KbProtocol(LanguageServerProtocol):
                 self._send_data(types.ResponseErrorMessage(id=data["id"], error=error))
             log.warning("dropped a message that does not fit the protocol (%s): %s", method, exc)
             return _INVALID
+
+    def _handle_request(self, msg_id: Any, method_name: str, params: Any) -> None:
+        # The protocol allows one initialize: a second would build the workspace anew,
+        # forgetting the open documents, so it is answered InvalidRequest.
+        if method_name == types.INITIALIZE and self._workspace is not None:
+            error = types.ResponseError(
+                code=-32600, message="kb lsp: the server is already initialized"
+            )
+            self._send_data(types.ResponseErrorMessage(id=msg_id, error=error))
+            return
+        super()._handle_request(msg_id, method_name, params)
 
     def handle_message(self, message: Any) -> None:
         if message is _INVALID:
@@ -124,6 +136,21 @@ class KbLanguageServer(LanguageServer):
     def text_at(self, file: Path) -> str | None:
         """An open file's unsaved text (by path), else None."""
         return self.open_text(from_fs_path(str(file)) or "")
+
+    def open_documents(self) -> dict[Path, tuple[str, str, int | None]]:
+        """Every open file by path: its URI as the client wrote it, its unsaved text and
+        the version the client gave it."""
+        found = {}
+        for uri, document in list(self.workspace.text_documents.items()):
+            path = to_fs_path(uri)
+            if path is not None and document._source is not None:
+                found[Path(path)] = (uri, document.source, document.version)
+        return found
+
+    def open_files(self) -> dict[Path, str]:
+        """Every open file's unsaved text, by path: what the editor shows is what links
+        are found in and what edits apply to."""
+        return {file: text for file, (_, text, _) in self.open_documents().items()}
 
     def document_text(self, uri: str) -> str | None:
         """The open buffer, else the file on disk (decoded as ingest decodes it), else
@@ -394,6 +421,23 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
         inside = [p for p in paths if kb.editor.file_place(p)]
         if inside:
             ls.ingest_in_background(inside, f"kb: ingesting {len(inside)} changed files")
+
+    @server.feature(types.WORKSPACE_DID_RENAME_FILES, FILE_RENAMES)
+    def did_rename_files(ls: KbLanguageServer, params: types.RenameFilesParams) -> None:
+        # The store follows a rename made in the editor's file tree (its links were
+        # rewritten by willRenameFiles): the old and new files, ingested.
+        kb = ls.kb
+        if kb is None:
+            return
+        paths = [
+            Path(p)
+            for renamed in params.files
+            for p in (to_fs_path(renamed.old_uri), to_fs_path(renamed.new_uri))
+            if p is not None
+        ]
+        inside = [p for p in paths if kb.editor.file_place(p)]
+        if inside:
+            ls.ingest_in_background(inside, "kb: ingesting the renamed notes")
 
     features.register(server, safely)
     return server

@@ -8,15 +8,15 @@ it were).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb.notes.editor import PlacedLink, placed_links
-from kb.links.resolve import LinkIndex, LinkToResolve, NoteName
-from kb.models import ParsedNote
 from kb.errors import KbError
+from kb.links.resolve import LinkIndex, LinkToResolve, NoteName
+from kb.models import DEFAULT_TYPED_LINK_KEYS, ParsedNote
+from kb.notes.editor import PlacedLink, placed_links
 from kb.text import clean_line
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ def parse_text(
 ) -> tuple[ParsedNote, list[PlacedLink]]:
     """What the store plays no part in: the (normalised) text parsed, its links placed."""
     parsed = parse_buffer(text, rel, typed_link_keys)
-    return parsed, placed_links(text, parsed, typed_link_keys)
+    return parsed, placed_links(text, typed_link_keys)
 
 
 def read_buffer(
@@ -231,11 +231,10 @@ class LinkPlace:
 def backlink_places(
     rows: list,
     file_of: Callable[[str], Path],
-    text_of: Callable[[Path], str | None],
+    typed_link_keys: Iterable[str] = DEFAULT_TYPED_LINK_KEYS,
 ) -> list[LinkPlace]:
-    """Each backlink row placed on its line of its source (open buffer or file): the
-    target where the line holds it as written, else the whole line. Only the lines are
-    read, never parsed (a note with a thousand backlinks answers at once)."""
+    """Each backlink row placed in its source file as saved (the store read that text):
+    where the parser's spans put the link's target, else the whole line."""
     from kb.parse.decode import BinaryFile, decode_note  # deferred: 2 modules more
 
     by_file: dict[Path, list] = {}
@@ -243,21 +242,90 @@ def backlink_places(
         by_file.setdefault(file_of(row.source_path), []).append(row)
     found: list[LinkPlace] = []
     for file, links in sorted(by_file.items()):
-        text = text_of(file)
-        if text is None:
-            try:
-                text = decode_note(file.read_bytes()).text
-            except (OSError, BinaryFile):
-                text = ""
-        lines = normalise(text).split("\n")
-        for row in links:
-            line = max(row.line - 1, 0)
-            line_text = lines[line] if line < len(lines) else ""
-            start = line_text.find(row.target) if row.target else -1
-            end = start + len(row.target)
-            if start == -1:
-                start, end = 0, len(line_text)
-            found.append(
-                LinkPlace(file, line, start, end, row.kind, row.target, row.anchor, line_text)
-            )
+        try:
+            text = decode_note(file.read_bytes()).text
+        except (OSError, BinaryFile):
+            text = ""
+        found.extend(place_rows(file, links, normalise(text), typed_link_keys))
     return sorted(found, key=lambda p: (str(p.file), p.line, p.start))
+
+
+def place_rows(
+    file: Path, rows: list, text: str, typed_link_keys: Iterable[str] = DEFAULT_TYPED_LINK_KEYS
+) -> list[LinkPlace]:
+    """The stored links ``rows`` (kind, target, anchor, 1-based line) of the note whose
+    normalised text is ``text``, placed by the parser's spans: the n-th row of a line
+    with a given kind, target and anchor is the n-th such link on that line (a target's
+    text written earlier on the line, in prose or in another link, is never taken for
+    it). A reference-style link (its target is written elsewhere, in its definition)
+    and a row kb cannot place stand for their whole line.
+
+    Each line is parsed alone first (a note with a thousand backlinks answers at once);
+    the whole text is parsed only for a line where that does not give as many links of
+    each kind, target and anchor as the store has there (a link in a construct that
+    spans lines, or in front matter)."""
+    lines = text.split("\n")
+    by_line: dict[int, list] = {}
+    for row in sorted(rows, key=lambda r: (r.line, r.id)):
+        by_line.setdefault(max(row.line - 1, 0), []).append(row)
+    found: list[LinkPlace] = []
+    left: list = []
+    for line, line_rows in by_line.items():
+        line_text = lines[line] if line < len(lines) else ""
+        placed = [r for r in line_rows if r.kind != "reference"]
+        for row in line_rows:
+            if row.kind == "reference":
+                found.append(_place(file, row, line, 0, len(line_text), line_text))
+        if not placed:
+            continue
+        alone = [p for p in placed_links(line_text, typed_link_keys) if p.line == 0]
+        written = [(p.kind, p.target, p.anchor) for p in alone]
+        if any(_keys(placed).count(key) != written.count(key) for key in _keys(placed)):
+            left.extend(placed)
+            continue
+        for row in placed:
+            link = alone.pop(written.index(_key(row)))
+            written.remove(_key(row))
+            found.append(_place(file, row, line, link.start, link.end, line_text))
+    if left:
+        found.extend(_place_in_text(file, left, text, lines, typed_link_keys))
+    return found
+
+
+def _key(row: object) -> tuple[str, str, str]:
+    return (row.kind, row.target, row.anchor)  # type: ignore[attr-defined]
+
+
+def _keys(rows: list) -> list[tuple[str, str, str]]:
+    return [_key(row) for row in rows]
+
+
+def _place(file: Path, row: object, line: int, start: int, end: int, text: str) -> LinkPlace:
+    kind, target, anchor = _key(row)
+    return LinkPlace(file, line, start, end, kind, target, anchor, text)
+
+
+def _place_in_text(
+    file: Path, rows: list, text: str, lines: list[str], typed_link_keys: Iterable[str]
+) -> list[LinkPlace]:
+    """``place_rows`` over the whole text, parsed once."""
+    placed = placed_links(text, typed_link_keys)
+    free: dict[int, list[PlacedLink]] = {}  # by line, the links no row has taken yet
+    for each in placed:
+        free.setdefault(each.line, []).append(each)
+    found = []
+    for row in rows:
+        line = max(row.line - 1, 0)
+        on_line = free.get(line, [])
+        same = [p for p in on_line if (p.kind, p.target) == (row.kind, row.target)]
+        link: PlacedLink | None = next(
+            (p for p in same if p.anchor == row.anchor), same[0] if same else None
+        )
+        if link is not None:
+            on_line.remove(link)
+            line, start, end = link.line, link.start, link.end
+        else:
+            start, end = 0, len(lines[line]) if line < len(lines) else 0
+        line_text = lines[line] if line < len(lines) else ""
+        found.append(_place(file, row, line, start, end, line_text))
+    return found

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from kb.links.resolve import NoteName, fold
-from kb.models import DEFAULT_TYPED_LINK_KEYS, Heading, Link, ParsedNote
+from kb.models import DEFAULT_TYPED_LINK_KEYS, Heading, Link
 from kb.notes.naming import fuzzy_scores
 from urllib.parse import unquote
 from kb.text import slugify
@@ -290,15 +290,16 @@ class PlacedLink:
 
 
 def placed_links(
-    text: str, parsed: ParsedNote, typed_link_keys: Iterable[str] = DEFAULT_TYPED_LINK_KEYS
+    text: str, typed_link_keys: Iterable[str] = DEFAULT_TYPED_LINK_KEYS
 ) -> list[PlacedLink]:
-    """Every link of a note's text that kb can place on its line, in order: those the
-    parser's spans place exactly (``kb.parse.spans``), and site URLs found on their line."""
+    """Every link of a note's text that kb can place on its line, in order: where the
+    parser's spans put each target (``kb.parse.spans``, URLs included), never where the
+    target's text first appears on the line."""
     from kb.parse.spans import link_spans  # deferred: loads linkify_it, markdown_it, yaml
 
     starts = _line_starts(text)
     found: list[PlacedLink] = []
-    for span in link_spans(text, typed_link_keys):
+    for span in link_spans(text, typed_link_keys, urls=True):
         line = span.line - 1
         line_start = starts[line]
         line_text = _line(text, starts, line)
@@ -306,19 +307,6 @@ def placed_links(
         anchor = _anchor_after(line_text, end, span.kind)
         outer = _outer(line_text, start, end, span.kind)
         found.append(PlacedLink(span.kind, span.target, anchor, line, start, end, *outer))
-    for link in parsed.links:
-        if link.kind != "url":
-            continue
-        line = link.line - 1
-        line_text = _line(text, starts, line)
-        start = line_text.find(link.target)
-        if start == -1:
-            continue
-        end = start + len(link.target)
-        anchor_end = end + 1 + len(link.anchor) if link.anchor else end
-        found.append(
-            PlacedLink("url", link.target, link.anchor, line, start, end, start, anchor_end)
-        )
     return sorted(found, key=lambda p: (p.line, p.start))
 
 
@@ -343,7 +331,7 @@ def _outer(line: str, start: int, end: int, kind: str) -> tuple[int, int]:
         open_at = line.rfind("{{", 0, start)
         close = line.find("}}", end)
         return (open_at if open_at != -1 else start, close + 2 if close != -1 else end)
-    if kind in ("markdown", "image"):
+    if kind in ("markdown", "image", "url"):
         paren = line.rfind("](", 0, start)
         open_at = line.rfind("[", 0, paren) if paren != -1 else -1
         if open_at > 0 and line[open_at - 1] == "!":

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
@@ -34,13 +34,22 @@ import posixpath
 from urllib.parse import unquote
 from kb.errors import UsageError
 from kb.notes.buffer import normalise, parse_buffer
-from kb.notes.editor import anchor_extent, anchor_names_heading, heading_at, heading_text_extent, own_anchor_extents, placed_links, renamed_anchor
+from kb.notes.editor import (
+    anchor_extent,
+    anchor_names_heading,
+    heading_at,
+    heading_text_extent,
+    own_anchor_extents,
+    placed_links,
+    renamed_anchor,
+)
 from kb.links.resolve import fold
 
 if TYPE_CHECKING:
     from kb.config import Config
     from kb.links.check import Suggestions
     from kb.links.resolve import LinkIndex, NoteName
+    from kb.links.moving import MovePlan
     from kb.models import ParsedNote
     from kb.notes.editor import NameKeys, PlacedLink, RankedNote
     from kb.notes.name_index import NameIndex, PinyinSpeller
@@ -198,15 +207,39 @@ class EditorAnswers:
         """What hovering a link to a note shows."""
         return note_card(self._store(), note_id, self.note_file)
 
-    def backlink_places(
-        self, note_id: int, text_of: Callable[[Path], str | None]
-    ) -> list[LinkPlace]:
-        """Every link to a note, placed in its file (``text_of`` gives an open file's
-        unsaved text, else None and the file is read)."""
+    def backlink_places(self, note_id: int, open_texts: Mapping[Path, str]) -> list[LinkPlace]:
+        """Every link to a note, placed by the parser's spans: in a file the editor has
+        open (``open_texts``: its unsaved text by path), the links of that text that lead
+        to the note; in any other file, the stored links, in the file as saved."""
         from kb.links.check import file_of  # deferred: 3 modules more
 
-        rows = self._store().links.backlinks(note_id)
-        return backlink_places(rows, lambda path: file_of(self.config, path), text_of)
+        rows = [
+            row
+            for row in self._store().links.backlinks(note_id)
+            if file_of(self.config, row.source_path) not in open_texts
+        ]
+        places = backlink_places(
+            rows, lambda path: file_of(self.config, path), self.config.typed_link_keys
+        )
+        for file, text in open_texts.items():
+            buffer = self.open_buffer(file, text)
+            if buffer is None or buffer.note_id == note_id:
+                continue  # outside the roots, or the note itself
+            lines = buffer.text.split("\n")
+            for link in buffer.links:
+                if link.target_id == note_id:
+                    placed = link.placed
+                    places.append(
+                        LinkPlace(
+                            file, placed.line, placed.start, placed.end, placed.kind,
+                            placed.target, placed.anchor, lines[placed.line],
+                        )
+                    )  # fmt: skip
+        return sorted(places, key=lambda p: (str(p.file), p.line, p.start))
+
+    def open_buffer(self, file: Path, text: str) -> Buffer | None:
+        """An open file's unsaved text read as a note, None outside the notes roots."""
+        return self.read_buffer(file, text) if self.file_place(file) is not None else None
 
     def notes_tagged(self, tag: str) -> list[NoteRef]:
         """The notes carrying ``tag`` (any case), by path."""
@@ -277,7 +310,28 @@ class EditorAnswers:
         resolved = file.resolve()
         if file.exists() or (resolved != root.resolve() and root.resolve() not in resolved.parents):
             return None
+        from kb.ingest.walk import exclusion_rule  # deferred: the walk's rules, on first use
+
+        if exclusion_rule(resolved.relative_to(root.resolve()).as_posix(), self.config):
+            return None  # a hidden or excluded folder: kb would never read the note
         return file, new_note_text(title)
+
+    def plan_rename(self, note_id: int, new_path: str, open_files: Mapping[Path, str]) -> MovePlan:
+        """``kb mv``'s plan for moving the note to ``new_path`` (a path ending in ``/``:
+        into that folder), computed on the editor's open files as it holds them (their
+        unsaved text and its links) and on the other files as saved."""
+        from kb.links.moving import OpenLink, OpenText, plan_move  # deferred: on first use
+
+        unsaved = {}
+        for file, text in open_files.items():
+            buffer = self.open_buffer(file, text)
+            if buffer is not None:
+                links = tuple(
+                    OpenLink(link.placed.kind, link.placed.target, link.target_id)
+                    for link in buffer.links
+                )
+                unsaved[file] = OpenText(buffer.text, links)
+        return plan_move(self._store(), self.config, self.note_ref(note_id), new_path, unsaved)
 
     def rename_heading(
         self,
@@ -285,12 +339,13 @@ class EditorAnswers:
         buffer: Buffer,
         line: int,
         new_text: str,
-        text_of: Callable[[Path], str | None],
+        open_files: Mapping[Path, str],
     ) -> list[TextChange]:
         """The edits that rename the heading on 0-based ``line`` of the open note to
         ``new_text``: the heading itself, the note's own anchors to it, and every anchor
         of another note's link to it (all of them, or a UsageError naming the one kb
-        cannot place)."""
+        cannot place). A file the editor holds open (``open_files``: unsaved text by
+        path) is edited as it holds it, the others as saved."""
 
         new_text = " ".join(new_text.split())
         old = heading_at(buffer.parsed.headings, line)
@@ -331,22 +386,34 @@ class EditorAnswers:
         by_file: dict[Path, list] = {}
         for row in rows:
             by_file.setdefault(file_of(self.config, row.source_path), []).append(row)
+        for source, unsaved in open_files.items():
+            held = self.open_buffer(source, unsaved) if source != file else None
+            if held is None:
+                continue  # outside the roots, or the note itself (read above)
+            held_lines = held.text.split("\n")
+            for held_link in held.links:
+                placed_link = held_link.placed
+                if held_link.target_id != buffer.note_id or not anchor_names_heading(
+                    placed_link.anchor, old
+                ):
+                    continue
+                where = anchor_extent(held_lines[placed_link.line], placed_link)
+                if where is None:
+                    raise UsageError(
+                        f"{source}:{placed_link.line + 1}: kb cannot place the link's anchor"
+                    )
+                new_anchor = renamed_anchor(placed_link.anchor, placed_link.kind, old, new)
+                at = placed_link.line
+                changes.append(TextChange(source, at, *where, new_anchor, held_lines[at]))
         for source, found in sorted(by_file.items()):
-            if source == file:
-                continue  # the open text was read above
+            if source == file or source in open_files:
+                continue  # the open texts were read above
             try:  # as the store read it: its lines are the rows' lines
                 text = normalise(decode_note(source.read_bytes()).text)
             except (OSError, BinaryFile) as exc:
                 raise UsageError(f"{source}: cannot be read to rename its link") from exc
-            unsaved = text_of(source)
-            if unsaved is not None and normalise(unsaved) != text:
-                raise UsageError(f"{source} has unsaved changes; save it and rename again")
             source_lines = text.split("\n")
-            placed = placed_links(
-                text,
-                parse_buffer(text, source.name, self.config.typed_link_keys),
-                self.config.typed_link_keys,
-            )
+            placed = placed_links(text, self.config.typed_link_keys)
             for row in found:
                 at = row.line - 1
                 here = [
@@ -429,6 +496,7 @@ def _mention_keys(
 ) -> list[tuple[str, str, NoteName]]:
     """(folded name, name, note) of every name that counts for mentions (kb's rules)."""
     from kb.links.connections import INDEX_STEMS  # deferred: on first use
+
     # deferred: 7 modules more
     from kb.links.mentions import is_common_name, mention_names, normalise_name
 

@@ -36,10 +36,12 @@ class TargetSpan(NamedTuple):
 
 
 def link_spans(
-    text: str, typed_link_keys: Iterable[str] = DEFAULT_TYPED_LINK_KEYS
+    text: str, typed_link_keys: Iterable[str] = DEFAULT_TYPED_LINK_KEYS, urls: bool = False
 ) -> list[TargetSpan]:
     """Every rewritable link target in a note's (newline-normalised) text, in order.
 
+    With ``urls``, inline links to a URL too (kind ``url``, the whole URL as ingest
+    stores it): the editor places them, ``kb mv`` never rewrites them.
     A span kb cannot place exactly (the parser's source and the text disagree) is left
     out, so the caller finds the link missing rather than edits the wrong bytes."""
     front = split_front_matter(text)
@@ -47,12 +49,12 @@ def link_spans(
     body_offset = len(text) - len(body)
     spans = _front_matter_spans(text, body_offset, front.data, typed_link_keys)
     if body_over_limit(body) is None:
-        spans.extend(_body_spans(text, body, body_offset))
+        spans.extend(_body_spans(text, body, body_offset, urls))
     spans = [s for s in spans if s.end > s.start]
     return sorted(set(spans), key=lambda s: (s.start, s.end))
 
 
-def _body_spans(text: str, body: str, body_offset: int) -> list[TargetSpan]:
+def _body_spans(text: str, body: str, body_offset: int, urls: bool) -> list[TargetSpan]:
     try:
         tokens, env = parse_for_spans(body)
     except RecursionError:
@@ -68,7 +70,7 @@ def _body_spans(text: str, body: str, body_offset: int) -> list[TargetSpan]:
             span = child.meta.get("span") if child.meta else None
             if span is None:
                 continue
-            kind, target = _kind_and_target(child)
+            kind, target = _kind_and_target(child, urls)
             if kind is None:
                 continue
             if columns is None:
@@ -78,7 +80,8 @@ def _body_spans(text: str, body: str, body_offset: int) -> list[TargetSpan]:
                 continue
             start, end = place
             raw = body[start:end]
-            written = raw.partition("#")[0].rstrip() if kind != "wikilink" else raw
+            whole = kind in ("wikilink", "url")  # a URL is stored with its #fragment
+            written = raw if whole else raw.partition("#")[0].rstrip()
             if not written:
                 continue
             end = start + len(written)
@@ -87,8 +90,9 @@ def _body_spans(text: str, body: str, body_offset: int) -> list[TargetSpan]:
     return found
 
 
-def _kind_and_target(token: object) -> tuple[str | None, str]:
-    """The stored kind and target of an inline token that carries a span."""
+def _kind_and_target(token: object, urls: bool = False) -> tuple[str | None, str]:
+    """The stored kind and target of an inline token that carries a span (a link to a
+    URL: only when ``urls``)."""
     kind_of = {"link_open": "markdown", "image": "image", "hugo_ref": "hugo-ref"}
     token_type = getattr(token, "type", "")
     if token_type == "wikilink":
@@ -105,7 +109,7 @@ def _kind_and_target(token: object) -> tuple[str | None, str]:
         href = str(getattr(token, "content", ""))
     href = href.strip()
     if _SCHEME.match(href) or href.startswith("//"):
-        return None, ""
+        return ("url", href) if urls and kind == "markdown" else (None, "")
     return kind, href.partition("#")[0]
 
 

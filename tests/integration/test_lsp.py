@@ -273,6 +273,7 @@ async def test_hover_on_a_broken_link_says_why(lsp: Session, home: Path) -> None
 async def test_references_of_a_note_are_its_backlinks(lsp: Session, home: Path) -> None:
     target = home / "notes/engineering/redis-study.md"
     uri = lsp.open(target, target.read_text(encoding="utf-8"))
+    lsp.open(home / "notes/posts/draft-refs.md", "unsaved 😀 [[redis-study]]\n")
     found = await lsp.client.text_document_references_async(
         t.ReferenceParams(
             context=t.ReferenceContext(include_declaration=False),
@@ -286,7 +287,12 @@ async def test_references_of_a_note_are_its_backlinks(lsp: Session, home: Path) 
             b.path for b in kb.connections(kb.find_note("engineering/redis-study.md")).backlinks
         }
     files = {Path(str(loc.uri).removeprefix("file://")) for loc in found}
-    assert {f.relative_to(home / "notes").as_posix() for f in files} == expected
+    got = {f.relative_to(home / "notes").as_posix() for f in files}
+    # and the open, unsaved drafts that link to it (this one, and any an earlier test
+    # left open): what the editor shows
+    assert "posts/draft-refs.md" in got
+    assert all(p.startswith("posts/draft-") for p in got - expected)
+    assert expected <= got
 
 
 # -- symbols and links ---------------------------------------------------------------------
@@ -418,7 +424,13 @@ async def test_rename_is_one_workspace_edit_with_the_file_rename(lsp: Session, h
             kb.find_note("engineering/softmax-numerics.md"),
             str(target.with_name("softmax-stability.md")),
         )
-    assert sum(len(e.edits) for e in texts if isinstance(e, t.TextDocumentEdit)) == len(plan.edits)
+    # every link of the files as saved, as kb mv plans it, and those of the open, unsaved
+    # drafts (this one and any an earlier test left open), versioned
+    edits = {e.text_document.uri: e for e in texts if isinstance(e, t.TextDocumentEdit)}
+    for file in plan.files:
+        assert len(edits.pop(from_fs_path(str(file.path)) or "").edits) == len(file.links)
+    assert (edits[uri].text_document.version, len(edits[uri].edits)) == (1, 1)
+    assert all(e.text_document.version is not None for e in edits.values())
     assert all(
         edit.new_text.startswith(("softmax-stability", "../", "/"))
         or "softmax-stability" in edit.new_text

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 import pytest_asyncio
 from lsprotocol import types as t
-from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 from test_lsp import Session, make_notes_kb
 
@@ -43,14 +43,27 @@ def applied(text: str, edits: list[t.TextEdit]) -> str:
     return "\n".join(lines)
 
 
-async def rename_at(
-    lsp: Session, uri: str, line: int, character: int, name: str
-) -> t.WorkspaceEdit:
+class Edit(NamedTuple):
+    """A rename's WorkspaceEdit read back: each file's edits and the version they are for."""
+
+    changes: dict[str, list[t.TextEdit]]
+    versions: dict[str, int | None]
+
+
+async def rename_at(lsp: Session, uri: str, line: int, character: int, name: str) -> Edit:
     edit = await lsp.client.text_document_rename_async(
         t.RenameParams(t.TextDocumentIdentifier(uri), t.Position(line, character), name)
     )
-    assert edit is not None and edit.changes is not None
-    return edit
+    assert edit is not None and edit.document_changes is not None  # versioned edits
+    changes: dict[str, list[t.TextEdit]] = {}
+    versions: dict[str, int | None] = {}
+    for change in edit.document_changes:
+        if isinstance(change, t.TextDocumentEdit):
+            changes[change.text_document.uri] = [
+                e for e in change.edits if isinstance(e, t.TextEdit)
+            ]
+            versions[change.text_document.uri] = change.text_document.version
+    return Edit(changes, versions)
 
 
 async def test_prepare_rename_on_a_heading_offers_its_text(lsp: Session, home: Path) -> None:
@@ -79,6 +92,7 @@ async def test_renaming_a_heading_edits_every_anchor_to_it(lsp: Session, home: P
     post = home / "notes/posts/2024-03-10-flops-vs-latency.md"
     post_uri = from_fs_path(str(post))
     assert set(edit.changes) == {uri, post_uri}
+    assert edit.versions == {uri: 1, post_uri: None}  # the open note's version; the file as saved
     before = post.read_text(encoding="utf-8")
     after = applied(before, edit.changes[post_uri])
     assert "[[lecture-03-gpus#Roofline 模型]]" in after  # a wikilink names it by its text
@@ -112,16 +126,23 @@ async def test_the_notes_own_anchors_follow(lsp: Session, home: Path) -> None:
     )
 
 
-async def test_a_heading_rename_is_refused_when_a_linking_file_has_unsaved_changes(
+async def test_a_heading_rename_edits_a_linking_file_as_the_editor_holds_it(
     lsp: Session, home: Path
 ) -> None:
+    # Issue 38 item 4: an unsaved buffer was refused ("has unsaved changes; save it and
+    # rename again"); its edit is now computed on the text the editor holds, versioned.
     file = home / GPUS
     uri = lsp.open(file, file.read_text(encoding="utf-8"))
     post = home / "notes/posts/2024-03-10-flops-vs-latency.md"
-    lsp.open(post, "# changed, not saved\n" + post.read_text(encoding="utf-8"))
+    saved = post.read_text(encoding="utf-8")
+    unsaved = "# changed, not saved 😀\n" + saved + "\n又见 [[lecture-03-gpus#Roofline]]\n"
+    post_uri = lsp.open(post, saved)
+    lsp.change(post_uri, 7, t.TextDocumentContentChangeWholeDocument(text=unsaved))
     line = file.read_text(encoding="utf-8").split("\n").index("## Roofline")
-    with pytest.raises(JsonRpcException, match="unsaved changes"):
-        await lsp.client.text_document_rename_async(
-            t.RenameParams(t.TextDocumentIdentifier(uri), t.Position(line, 4), "X")
-        )
+    edit = await rename_at(lsp, uri, line, 4, "Roofline 模型")
+    assert edit.versions[post_uri] == 7
+    after = applied(unsaved, edit.changes[post_uri])
+    assert after.count("[[lecture-03-gpus#Roofline 模型]]") == 2  # the saved link and the new one
+    assert "[[lecture-03-gpus#Roofline]]" not in after
+    assert post.read_text(encoding="utf-8") == saved
     assert to_fs_path(uri) == str(file)

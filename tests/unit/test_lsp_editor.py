@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import NamedTuple
+
 import pytest
 
 from kb.links.resolve import NoteName
 from kb.models import Heading
+from kb.notes.buffer import place_rows
 from kb.notes.editor import (
     HUGO_REF,
     MARKDOWN,
@@ -23,7 +27,6 @@ from kb.notes.editor import (
     tag_at,
 )
 from kb.notes.naming import title_pinyin
-from kb.parse.note import parse_note
 
 
 def _at_bar(line: str, front: str = "") -> CompletionContext | None:
@@ -128,7 +131,7 @@ def test_rank_notes_offers_nothing_for_a_loose_likeness() -> None:
 
 def test_placed_links_find_each_target_on_its_line() -> None:
     text = '# T\n\n中文 [[显存 估算#表]] and [x](../a%20b.md#h) 😀 {{< ref "posts/m.md" >}}\n'
-    links = placed_links(text, parse_note("p/n.md", text))
+    links = placed_links(text)
     line = text.split("\n")[2]
     assert [(p.kind, line[p.start : p.end], p.anchor) for p in links] == [
         ("wikilink", "显存 估算", "表"),
@@ -154,3 +157,46 @@ def test_outline_nests_sections_to_the_next_heading_of_their_level() -> None:
         ("B", 2, 3),
         ("C", 4, 6),
     ]
+
+
+class _Row(NamedTuple):
+    id: int
+    kind: str
+    target: str
+    anchor: str
+    line: int  # 1-based
+
+
+@pytest.mark.parametrize(
+    ("text", "rows", "placed"),
+    [
+        # the target's text in prose, then the link: the link
+        ("纯文本 redis-study 在前 [[redis-study]] 😀", [("wikilink", "redis-study", "", 1)],
+         [(0, 21, 32)]),
+        # two links to one note on a line: one place each, in order
+        ("[[redis-study]] 和 [[redis-study#Intro]]",
+         [("wikilink", "redis-study", "", 1), ("wikilink", "redis-study", "Intro", 1)],
+         [(0, 2, 13), (0, 20, 31)]),
+        # in code first, then the link
+        ("`[[redis-study]]` [[redis-study]]", [("wikilink", "redis-study", "", 1)],
+         [(0, 20, 31)]),
+        # a code span opened on the line before: alone, the line holds two look-alikes;
+        # the whole text says which one is the link
+        ("a `x\n[[redis-study]]` [[redis-study]]", [("wikilink", "redis-study", "", 2)],
+         [(1, 19, 30)]),
+        # a typed front-matter link, which only the whole text shows
+        ("---\nrelated: [redis-study]\n---\n# T\n", [("front-matter", "redis-study", "", 2)],
+         [(1, 10, 21)]),
+        # a reference-style link: its target is written elsewhere; its whole line
+        ("[笔记][r] 与 redis-study\n\n[r]: redis-study.md\n",
+         [("reference", "redis-study.md", "", 1)], [(0, 0, 21)]),
+        # a stored link the text no longer holds: its whole line
+        ("no link here", [("wikilink", "redis-study", "", 1)], [(0, 0, 12)]),
+    ],
+)  # fmt: skip
+def test_place_rows(
+    text: str, rows: list[tuple[str, str, str, int]], placed: list[tuple[int, int, int]]
+) -> None:
+    stored = [_Row(number, *row) for number, row in enumerate(rows)]
+    found = place_rows(Path("n.md"), stored, text)
+    assert [(p.line, p.start, p.end) for p in found] == placed
