@@ -143,9 +143,10 @@ def rename_target(document: Open, position: types.Position) -> tuple[int, types.
 
 
 def rename(ls: KbLanguageServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
-    """Move the note as kb mv would (``kb.editor.plan_rename``), on the editor's open
-    files as it holds them: one WorkspaceEdit with every link's text edit (versioned for
-    an open file) and the file rename, or a refusal with its reason; never half of it."""
+    """Move the note as kb mv would (``kb.notes.editor_answers.EditorAnswers.plan_rename``),
+    on the editor's open files as it holds them: one WorkspaceEdit with every link's text
+    edit (versioned for an open file) and the file rename, or a refusal with its reason;
+    never half of it."""
 
     document = opened(ls, params.text_document.uri)
     if document is None or document.kb is None or document.file is None:

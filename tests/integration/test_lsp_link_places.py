@@ -33,7 +33,7 @@ LINES = [
     # Chinese glued to the link, with an anchor
     ("中文redis-study[[redis-study#Intro]]😀", [(15, 26)]),
     # a wikilink whose name is the tail of an earlier word
-    ("my-redis-study 😀😀 [[ redis-study ]]", [(23, 34)]),
+    ("my-redis-study 😀😀 [[redis-study ]]", [(22, 33)]),  # `[[` and a space: bash, no link
 ]
 
 
