@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from threading import Lock
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -297,6 +298,65 @@ class VectorIndex:
         nearer = np.flatnonzero(distance < edge)
         at_edge = np.flatnonzero(distance == edge)[: wanted_count - len(nearer)]
         return np.concatenate([nearer, at_edge])
+
+
+@dataclass(frozen=True, slots=True)
+class NoteEvidence:
+    """What the model says of every note it scored for one query (arrays, one row a note):
+    its best passage's cosine and position, and the whole note's cosine."""
+
+    note_ids: np.ndarray
+    passage: np.ndarray
+    whole: np.ndarray
+    position: np.ndarray
+
+
+def note_evidence(index: VectorIndex, query: np.ndarray) -> NoteEvidence:
+    """Each note's best passage and whole-note cosine with ``query``. The whole note is the
+    mean of its passages' unit vectors: its cosine is the sum of theirs over that mean's
+    length (kept per index). Past the exact scan only the candidates are scored: a note's
+    whole is then its best passage."""
+    if not len(index.notes):
+        empty = np.zeros(0)
+        return NoteEvidence(empty.astype(np.int64), empty, empty, empty.astype(np.int32))
+    if index.matrix is not None:
+        rows = np.arange(len(index.notes))
+        scores = np.einsum("ij,j->i", index.matrix, query)
+    else:
+        assert index.codes is not None
+        rows = index._nearest_by_signs(query)
+        scores = _cosines(index.codes[rows], query)
+    ids, inverse = np.unique(index.notes[rows], return_inverse=True)
+    order = np.argsort(-scores, kind="stable")
+    _, first = np.unique(inverse[order], return_index=True)  # each note's best row
+    best_rows = order[first]
+    passage = scores[best_rows].astype(np.float64)
+    if index.matrix is not None:
+        lengths = _mean_lengths(index)
+        counts = np.bincount(inverse, minlength=len(ids))
+        whole = np.bincount(inverse, weights=scores, minlength=len(ids)) / counts / lengths
+    else:
+        whole = passage
+    return NoteEvidence(ids, passage, whole, index.positions[rows[best_rows]])
+
+
+# Each note's mean unit vector's length, by index (kept while the index is)
+_LENGTHS: WeakKeyDictionary[VectorIndex, np.ndarray] = WeakKeyDictionary()
+
+
+def _mean_lengths(index: VectorIndex) -> np.ndarray:
+    """The length of each note's mean passage vector (notes in ascending id order)."""
+    found = _LENGTHS.get(index)
+    if found is None:
+        assert index.matrix is not None
+        ids, inverse = np.unique(index.notes, return_inverse=True)
+        sums = np.zeros((len(ids), index.matrix.shape[1]), dtype=np.float64)
+        np.add.at(sums, inverse, index.matrix)
+        counts = np.bincount(inverse, minlength=len(ids))[:, np.newaxis]
+        found = np.linalg.norm(sums / counts, axis=1)
+        found[found == 0] = 1.0
+        _LENGTHS[index] = found
+    return found
 
 
 def candidate_count(passages: int, least: int = CANDIDATES) -> int:

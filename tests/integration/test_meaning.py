@@ -11,6 +11,7 @@ import json
 import math
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable, Sequence
 from importlib.util import find_spec
 from pathlib import Path
@@ -34,7 +35,7 @@ CONCEPTS = {
     "repair": 2, "fix": 2, "mend": 2, "修理": 2, "维修": 2,
     "idempotent": 3, "幂等": 3,
 }  # fmt: skip
-DIMENSIONS = 16
+DIMENSIONS = 256
 
 
 def fake_vector(text: str) -> np.ndarray:
@@ -42,7 +43,10 @@ def fake_vector(text: str) -> np.ndarray:
     lowered = text.lower()
     for word, concept in CONCEPTS.items():
         vector[concept] += lowered.count(word)
-    vector[DIMENSIONS - 1] += 0.05  # every text is a little alike
+    if vector.any():
+        vector[DIMENSIONS - 1] += 0.05  # every text about something is a little alike
+    # and a text about nothing is its own: no two are one vector
+    vector[len(set(CONCEPTS.values())) + zlib.crc32(lowered.encode()) % 240] += 0.3
     return vector / np.linalg.norm(vector)
 
 
@@ -229,17 +233,36 @@ def test_passages_cut_another_way_are_embedded_again(
     assert vectors(kb)[1] == 0
 
 
-def test_an_embedder_says_how_near_is_near_for_it(
+def test_a_page_the_words_leave_empty_shows_only_notes_nearer_than_unrelated_questions(
     make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
 ) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    status = kb.meaning_status()
+    assert status.floor is not None and status.floor < 0.5  # measured by the ingest
+    assert kb.search("how do I repair my car", lexical=True).hits == []
+    hits = kb.search("how do I repair my car").hits
+    assert [h.path for h in hits] == ["garage.md"] and hits[0].near
+    # A question about nothing in the notes: no note is nearer than the floor.
+    assert kb.search("what colour is the sky at dusk").hits == []
+
+
+def test_until_the_floor_is_measured_an_embedder_says_how_near_is_near_for_it(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kb.meaning import floor
+
+    monkeypatch.setattr(floor, "remeasure", lambda store, embedder: None)
     strict = FakeEmbedder()
     strict.min_similarity = 1.01  # type: ignore[attr-defined]  # nothing is near enough
     fake(strict)
     kb = make_kb(NOTES, CONFIG)
     kb.ingest()
+    assert kb.meaning_status().floor is None
     assert kb.search("how do I repair my car").hits == []
-    strict.min_similarity = 0.0  # type: ignore[attr-defined]
-    strict.within_best = 2.0  # type: ignore[attr-defined]  # every note is near enough
+    strict.min_similarity = -1.0  # type: ignore[attr-defined]  # every note is near enough
     hits = kb.search("how do I repair my car").hits
     assert [h.path for h in hits][:1] == ["garage.md"]
     assert sorted(h.path for h in hits) == ["fruit.md", "garage.md", "redis.md"]
