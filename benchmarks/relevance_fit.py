@@ -35,6 +35,7 @@ class QueryFeatures:
     words: list[str]  # the words' order, best first
     floor: float
     meaning: dict[str, tuple[float, float]]  # path: (best passage, whole note) cosines
+    held: list[float] | None = None  # share of the query's words each of ``words`` holds
 
 
 def fusion() -> Any:
@@ -63,6 +64,7 @@ def fused_paths(
         weights,
         ids.get(features.pinned) if features.pinned else None,
         gate != "words",
+        features.held,
     )
     return [paths[e.note_id] for e, _ in ranked]
 

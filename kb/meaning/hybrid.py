@@ -247,7 +247,8 @@ def blend(
     # A phrase or a filter, or a title typed exactly: the words decide.
     fused_gate = gate if reading.relaxable and pinned is None else "words"
     fill = fused_gate != "words"
-    ranked = ranking(list(items), scores, fused_gate, floor, pinned=pinned, fill=fill)
+    held = [len(item[2]) / max(len(item[2]) + len(item[3]), 1) for item in order]
+    ranked = ranking(list(items), scores, fused_gate, floor, pinned=pinned, fill=fill, held=held)
     joined = (not order and bool(ranked)) or (bool(order) and fused_gate in WEIGHTS)
     for e, _ in ranked:
         if e.note_id not in items:
