@@ -350,6 +350,8 @@ def kb_in_process(
     def features(text: str) -> QueryFeatures | None:
         """What kb's ranking of ``text`` is made of (relevance_fit.py); None without
         meaning or for a refused query."""
+        if not hasattr(kb, "meaning_scores"):  # a kb from before the fusion (--at REV)
+            return None
         try:
             scores = kb.meaning_scores(text)
             if scores is None:
@@ -537,6 +539,12 @@ def add_meaning_systems(
     """The model alone, the fusion on held-out folds and the oracle, from the features
     every run kept; the weights each fold chose and those fitted on everything."""
     features = {q: f for run in runs for q, f in run.features.items()}
+    if not features:  # meaning off, or a kb from before the fusion (--at REV)
+        for run in runs:
+            for query in run.queries:
+                for system in MEANING_SYSTEMS:
+                    run.rankings[system][query.id] = Ranking(error="no meaning")
+        return {"folds": [], "all": {}, "hubness": {}}
     held_out, folds = cross_validated(features, judgments, reciprocal_rank)
     for run in runs:
         for query in run.queries:

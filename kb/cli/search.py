@@ -281,7 +281,10 @@ def explain_lines(hit: SearchHit) -> list[str]:
         return []
     from kb.text import one_line  # deferred: on first use
 
-    fused = "words decide" if why.fused is None else f"fused {why.fused:.3f}"
+    if why.fused is not None:
+        fused = f"fused {why.fused:.3f}"
+    else:  # the words' order stood, or they found nothing and the nearest filled the page
+        fused = "the words found nothing: nearest above the floor" if hit.near else "words decide"
     lines = [
         f"explain: gate {why.gate}; word {why.word:.3f}; meaning passage {why.passage:.3f}"
         f" (cosine {why.similarity:.3f}), whole note {why.whole:.3f}; {fused}"

@@ -6,6 +6,9 @@ note holds every word, fewer notes hold every word than the page shows, or a wor
 held only through a glossary partner (the notes are in the other language). It never
 joins for a query whose words decide by construction: a phrase, a filter, OR/NOT, a
 prefix, an identifier, or a typo that was corrected. Then the order is the words' alone.
+Where it joins, one weighted sum of calibrated scores ranks the words' notes and the
+model's nearest (kb.meaning.fusion); where the words find nothing, the notes nearer than
+the corpus's floor fill the page (kb.meaning.floor).
 """
 
 from __future__ import annotations
