@@ -135,7 +135,7 @@ def meaning_status(settings: dict[str, Any], store: Store | None) -> MeaningStat
         return MeaningStatus(False, None, why, None, 0, 0, 0, None)
     if store is None:
         return MeaningStatus(True, choice.label, "", None, 0, 0, 0, None)
-    from kb.meaning.floor import stored_floor
+    from kb.meaning.floor import stored_floor  # deferred: only kb info/stats ask
 
     signature = store.vectors.signature()
     return MeaningStatus(
@@ -230,7 +230,7 @@ def blend(
         return words_only
     if not store.vectors.exist():
         return words_only
-    from kb.meaning.index import note_evidence, pending_notes, vector_index
+    from kb.meaning.index import note_evidence, pending_notes, vector_index  # numpy
 
     embedder = meaning.embedder()
     index = vector_index(store, embedder)
@@ -277,7 +277,7 @@ def nearest_notes(
 ) -> tuple[float, dict[int, tuple[float, float]]] | None:
     """The corpus's floor and every scored note's (best passage, whole note) cosine with
     ``text``; None when the vectors are another model's."""
-    from kb.meaning.index import note_evidence, vector_index
+    from kb.meaning.index import note_evidence, vector_index  # deferred: loads numpy
 
     embedder = meaning.embedder()
     index = vector_index(store, embedder)
@@ -293,8 +293,8 @@ def nearest_notes(
 
 def _floor(store: Store, embedder: Embedder) -> float:
     """The floor kb ingest measured for these vectors, else the embedder's fixed one."""
-    from kb.meaning.floor import stored_floor
-    from kb.meaning.index import stored_signature
+    from kb.meaning.floor import stored_floor  # deferred: only where meaning joins
+    from kb.meaning.index import stored_signature  # deferred: loads numpy
 
     floor = stored_floor(store, stored_signature(embedder))
     return floor if floor is not None else getattr(embedder, "min_similarity", MIN_SIMILARITY)
