@@ -23,7 +23,7 @@ from typing import Any
 
 POOL = 30  # notes of the words' order kept per query
 FOLDS = 5
-WORD_WEIGHTS = tuple(i / 10 for i in range(11))
+WORD_WEIGHTS = tuple(i / 20 for i in range(21))  # steps of 0.05
 PASSAGE_SHARES = (0.0, 0.25, 0.5, 0.75, 1.0)  # of meaning's weight, to the best passage
 
 
