@@ -103,8 +103,15 @@ def fuse(
 def above_floor(candidates: Sequence[Evidence], floor: float) -> list[Evidence]:
     """The notes the model finds nearer than unrelated questions are to notes: what a page
     the words left empty shows (≈), nearest first."""
-    near = [e for e in candidates if max(e.passage, e.whole) > floor]
-    return sorted(near, key=lambda e: -max(e.passage, e.whole))
+    return [e for e in _nearest(candidates) if max(e.passage, e.whole) > floor]
+
+
+def _nearest(candidates: Sequence[Evidence]) -> list[Evidence]:
+    """The NEAREST notes by the better of their two cosines, among the 2 x NEAREST with
+    the nearest best passage (the only ones a search works out the whole note of:
+    kb.meaning.index.note_evidence)."""
+    by_passage = sorted(candidates, key=lambda e: -e.passage)[: 2 * NEAREST]
+    return sorted(by_passage, key=lambda e: -max(e.passage, e.whole))[:NEAREST]
 
 
 def ranking(
@@ -142,10 +149,7 @@ def ranking(
         )
     if gate not in WEIGHTS:
         return [(evidence[note], None) for note in word_order]
-    others = sorted(
-        (e for e in evidence.values() if e.word_rank is None),
-        key=lambda e: -max(e.passage, e.whole),
-    )[:NEAREST]
+    others = _nearest([e for e in evidence.values() if e.word_rank is None])
     candidates = [evidence[note] for note in word_order]
     candidates += [e for e in others if max(e.passage, e.whole) > floor]
     chosen = weights if weights is not None else WEIGHTS[gate]

@@ -21,7 +21,7 @@ from threading import Lock
 from typing import TYPE_CHECKING, Any
 
 from kb.meaning.embedder import Choice, Embedder, EmbedderError, configured, load_embedder
-from kb.meaning.fusion import WEIGHTS, Evidence, ranking
+from kb.meaning.fusion import NEAREST, WEIGHTS, Evidence, ranking
 
 if TYPE_CHECKING:
     from kb.query.reading import Reading
@@ -238,7 +238,8 @@ def blend(
         words_only.behind = store.notes.count()
         return words_only
     floor = _floor(store, embedder)
-    near = note_evidence(index, meaning.encode_query(text))
+    query = meaning.encode_query(text)
+    near = note_evidence(index, query, [item[0] for item in order], 2 * NEAREST)
     scores = {
         int(note): (float(p), float(w), int(at))
         for note, p, w, at in zip(

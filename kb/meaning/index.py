@@ -10,7 +10,7 @@ size); a search scores them all while they are few, else those nearest by their 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
@@ -311,11 +311,19 @@ class NoteEvidence:
     position: np.ndarray
 
 
-def note_evidence(index: VectorIndex, query: np.ndarray) -> NoteEvidence:
+def note_evidence(
+    index: VectorIndex,
+    query: np.ndarray,
+    whole_for: Collection[int] | None = None,
+    nearest: int = 0,
+) -> NoteEvidence:
     """Each note's best passage and whole-note cosine with ``query``. The whole note is the
     mean of its passages' unit vectors: its cosine is the sum of theirs over that mean's
-    length (kept per index). Past the exact scan only the candidates are scored: a note's
-    whole is then its best passage."""
+    length (each note's length worked out once per index, when first asked). With
+    ``whole_for``, only those notes and the ``nearest`` notes by best passage get their
+    whole (the rest: their best passage; kb.meaning.fusion picks its candidates among
+    those nearest), so a search sums a few dozen notes' passages, not every note's. Past
+    the exact scan only the candidates are scored: a note's whole is its best passage."""
     if not len(index.notes):
         empty = np.zeros(0)
         return NoteEvidence(empty.astype(np.int64), empty, empty, empty.astype(np.int32))
@@ -331,31 +339,49 @@ def note_evidence(index: VectorIndex, query: np.ndarray) -> NoteEvidence:
     _, first = np.unique(inverse[order], return_index=True)  # each note's best row
     best_rows = order[first]
     passage = scores[best_rows].astype(np.float64)
+    whole = passage.copy()
     if index.matrix is not None:
-        lengths = _mean_lengths(index)
         counts = np.bincount(inverse, minlength=len(ids))
-        whole = np.bincount(inverse, weights=scores, minlength=len(ids)) / counts / lengths
-    else:
-        whole = passage
+        means = np.bincount(inverse, weights=scores, minlength=len(ids)) / counts
+        if whole_for is None:
+            chosen = np.arange(len(ids))
+        else:
+            wanted = np.isin(ids, np.fromiter(whole_for, dtype=np.int64))
+            wanted[np.argsort(-passage, kind="stable")[:nearest]] = True
+            chosen = np.flatnonzero(wanted)
+        lengths = _mean_lengths(index, ids[chosen])
+        whole[chosen] = means[chosen] / lengths
     return NoteEvidence(ids, passage, whole, index.positions[rows[best_rows]])
 
 
-# Each note's mean unit vector's length, by index (kept while the index is)
-_LENGTHS: WeakKeyDictionary[VectorIndex, np.ndarray] = WeakKeyDictionary()
+class _Lengths:
+    """Each note's mean unit vector's length, worked out when first asked."""
+
+    def __init__(self, index: VectorIndex) -> None:
+        self.by_note = np.argsort(index.notes, kind="stable")  # rows grouped by note
+        self.sorted_notes = index.notes[self.by_note]
+        self.known: dict[int, float] = {}
 
 
-def _mean_lengths(index: VectorIndex) -> np.ndarray:
-    """The length of each note's mean passage vector (notes in ascending id order)."""
-    found = _LENGTHS.get(index)
-    if found is None:
-        assert index.matrix is not None
-        ids, inverse = np.unique(index.notes, return_inverse=True)
-        sums = np.zeros((len(ids), index.matrix.shape[1]), dtype=np.float64)
-        np.add.at(sums, inverse, index.matrix)
-        counts = np.bincount(inverse, minlength=len(ids))[:, np.newaxis]
-        found = np.linalg.norm(sums / counts, axis=1)
-        found[found == 0] = 1.0
-        _LENGTHS[index] = found
+_LENGTHS: WeakKeyDictionary[VectorIndex, _Lengths] = WeakKeyDictionary()  # kept with its index
+
+
+def _mean_lengths(index: VectorIndex, notes: np.ndarray) -> np.ndarray:
+    """The length of each of ``notes``' mean passage vector (exact scan only)."""
+    assert index.matrix is not None
+    lengths = _LENGTHS.get(index)
+    if lengths is None:
+        lengths = _LENGTHS[index] = _Lengths(index)
+    found = np.empty(len(notes))
+    for at, note in enumerate(notes.tolist()):
+        length = lengths.known.get(note)
+        if length is None:
+            left = np.searchsorted(lengths.sorted_notes, note, side="left")
+            right = np.searchsorted(lengths.sorted_notes, note, side="right")
+            rows = index.matrix[lengths.by_note[left:right]]
+            length = float(np.linalg.norm(rows.mean(axis=0))) or 1.0
+            lengths.known[note] = length
+        found[at] = length
     return found
 
 
