@@ -62,13 +62,27 @@ from pathlib import Path
 from typing import Any
 
 from common import BENCH_DIR, REPO_ROOT, SEMANTIC_SET_BY_USER, BenchError, last_line
+from relevance_fit import POOL, QueryFeatures, cross_validated, fit_all, model_paths, oracle
 
 RELEVANCE_DIR = BENCH_DIR / "relevance"
 QUERIES_FILE = RELEVANCE_DIR / "queries.json"
 BUNDLED = "notes"  # the corpus name of this repository's own notes
 DEFAULT_CORPORA = REPO_ROOT.parent / "shared" / "corpora"
 DEFAULT_WORKDIR = Path("/tmp/kb-bench-relevance")
-SYSTEMS = ("kb", "kb-lexical", "rg", "trigram")  # kb-lexical: kb search --lexical
+# kb-lexical: kb search --lexical; model-*: the model alone (best passage, whole note);
+# fused-cv: kb's fusion with weights fitted on the other folds; oracle: the better of
+# kb-lexical and the model for each query (relevance_fit.py). The last four need meaning.
+SYSTEMS = (
+    "kb",
+    "kb-lexical",
+    "model-passage",
+    "model-whole",
+    "fused-cv",
+    "oracle",
+    "rg",
+    "trigram",
+)
+MEANING_SYSTEMS = ("model-passage", "model-whole", "fused-cv", "oracle")
 ENGINES = ("fts5", "whoosh", "tantivy")
 TOP = 10  # results read per query: MRR@10 and the pool
 NDCG_AT = 5
@@ -198,7 +212,38 @@ def words_of(text: str) -> list[str]:
 # ---------------------------------------------------------------------------
 
 
-def corpus_folder(name: str, corpora: Path) -> Path:
+CUT_SUFFIX = "-600"  # a corpus named NAME-600 is NAME with each note cut to its first 600
+CUT_AT = 600  # characters of text after the front matter (kept whole: title, tags, dates)
+_FRONT_MATTER = re.compile(r"\A(---\n.*?\n---\n|\+\+\+\n.*?\n\+\+\+\n)", re.DOTALL)
+
+
+def cut_note(text: str, at: int = CUT_AT) -> str:
+    """The note's front matter and the first ``at`` characters of what follows it: a short
+    note as a blog of short posts has them."""
+    found = _FRONT_MATTER.match(text)
+    head = found.group(0) if found else ""
+    return head + text[len(head) :][:at]
+
+
+def cut_corpus(source: Path, target: Path) -> Path:
+    """``target`` holding every Markdown note of ``source`` cut (rewritten only if changed,
+    so kb's ingest sees nothing new on a rerun). ``source`` is never written."""
+    for path in sorted(source.rglob("*.md")):
+        out = target / path.relative_to(source)
+        cut = cut_note(path.read_text(encoding="utf-8", errors="replace"))
+        if not out.is_file() or out.read_text(encoding="utf-8") != cut:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(cut, encoding="utf-8")
+    return target
+
+
+def corpus_folder(name: str, corpora: Path, workdir: Path | None = None) -> Path:
+    """The notes of corpus ``name``; a NAME-600 corpus is cut into ``workdir`` first."""
+    if name.endswith(CUT_SUFFIX):
+        whole = corpus_folder(name.removesuffix(CUT_SUFFIX), corpora)
+        if not whole.is_dir() or workdir is None:
+            return whole / "missing"
+        return cut_corpus(whole, workdir / "cut" / name)
     return REPO_ROOT / "notes" if name == BUNDLED else corpora / name
 
 
@@ -250,12 +295,16 @@ def kb_fingerprint(source: Path, engine: str) -> str:
     return digest.hexdigest()
 
 
-def prepare_kb(name: str, folder: Path, source: Path, engine: str, workdir: Path) -> Path:
-    """The kb folder for this corpus and engine, its store up to date with the notes."""
+def prepare_kb(
+    name: str, folder: Path, source: Path, engine: str, workdir: Path, keep: bool = False
+) -> Path:
+    """The kb folder for this corpus and engine, its store up to date with the notes;
+    ``keep``: a store built by other code is brought up to date, not rebuilt (embedding
+    is the slow part, and a change to the ranking does not change the vectors)."""
     kb_dir = workdir / f"{name}-{engine}"
     stamp = kb_dir / "built-by"
     fingerprint = kb_fingerprint(source, engine)
-    fresh = stamp.is_file() and stamp.read_text(encoding="utf-8") == fingerprint
+    fresh = stamp.is_file() and (keep or stamp.read_text(encoding="utf-8") == fingerprint)
     if not fresh and kb_dir.exists():
         shutil.rmtree(kb_dir)  # only ever a folder this script named under --workdir
     kb_dir.mkdir(parents=True, exist_ok=True)
@@ -298,7 +347,56 @@ def kb_in_process(
             return Ranking(error=f"crash: {type(error).__name__}: {error}")
         return Ranking([hit.path for hit in results.hits])
 
+    def features(text: str) -> QueryFeatures | None:
+        """What kb's ranking of ``text`` is made of (relevance_fit.py); None without
+        meaning or for a refused query."""
+        if not hasattr(kb, "meaning_scores"):  # a kb from before the fusion (--at REV)
+            return None
+        try:
+            scores = kb.meaning_scores(text)
+            if scores is None:
+                return None
+            words = kb.search(text, limit=POOL, lexical=True)
+            gate = kb.search(text, limit=1, explain=True).gate
+        except KbError:
+            return None
+        floor, meaning = scores
+        from kb.query.syntax import parse_query
+
+        relaxable = _relaxable(parse_query(text))
+        paths = [hit.path for hit in words.hits]
+        first = words.hits[0].title.casefold() if words.hits else None
+        pinned = paths[0] if first is not None and first == text.strip().casefold() else None
+        held = [len(h.matched) / max(len(h.matched) + len(h.missing), 1) for h in words.hits]
+        return QueryFeatures(gate, relaxable, pinned, paths, floor, meaning, held)
+
+    def hubness() -> dict[str, float]:
+        """Each note's mean cosine with questions about nothing in the notes, less the
+        mean over notes: how much of a hub it is (CSLS's r_x, Nielsen & Hansen 2023)."""
+        from kb.meaning.floor import BACKGROUND
+
+        totals: dict[str, float] = {}
+        for question in BACKGROUND:
+            found = kb.meaning_scores(question)
+            if found is None:
+                return {}
+            for path, (passage, _) in found[1].items():
+                totals[path] = totals.get(path, 0.0) + passage / len(BACKGROUND)
+        middle = sum(totals.values()) / max(len(totals), 1)
+        return {path: value - middle for path, value in totals.items()}
+
+    search.features = features  # type: ignore[attr-defined]
+    search.hubness = hubness  # type: ignore[attr-defined]
     return search, kb.close, notes
+
+
+def _relaxable(query: Any) -> bool:
+    """A query of plain words (no phrase, filter, OR or NOT): kb fills an empty page (≈)."""
+    from kb.query.syntax import And, Word
+
+    root = query.root
+    children = root.children if isinstance(root, And) else (root,)
+    return all(isinstance(child, Word) for child in children)
 
 
 def kb_cli(source: Path, kb_dir: Path) -> Callable[..., Ranking]:
@@ -404,28 +502,99 @@ class CorpusRun:
     queries: list[Query]
     rankings: dict[str, dict[str, Ranking]]  # system -> query id -> ranking
     seconds: float
+    features: dict[str, QueryFeatures] = field(default_factory=dict)  # by query id
+    hub: dict[str, float] = field(default_factory=dict)  # each note's hubness
 
 
 def run_corpus(
     name: str, folder: Path, queries: list[Query], args: argparse.Namespace
 ) -> CorpusRun:
     start = time.perf_counter()
-    kb_dir = prepare_kb(name, folder, args.source, args.engine, args.workdir)
-    search, close, notes = kb_in_process(args.source, kb_dir)
-    if args.cli:
-        search = kb_cli(args.source, kb_dir)
+    kb_dir = prepare_kb(name, folder, args.source, args.engine, args.workdir, args.keep_stores)
+    in_process, close, notes = kb_in_process(args.source, kb_dir)
+    search = kb_cli(args.source, kb_dir) if args.cli else in_process
     trigram = TrigramIndex(folder, notes)
     rankings: dict[str, dict[str, Ranking]] = {system: {} for system in SYSTEMS}
+    features: dict[str, QueryFeatures] = {}
     try:
         for query in queries:
             rankings["kb"][query.id] = search(query.text)
             rankings["kb-lexical"][query.id] = search(query.text, lexical=True)
             rankings["rg"][query.id] = rg_search(folder, notes, query.text)
             rankings["trigram"][query.id] = trigram.search(query.text)
+            found = in_process.features(query.text)  # type: ignore[attr-defined]
+            if found is not None:
+                features[query.id] = found
+        hub = in_process.hubness() if features else {}  # type: ignore[attr-defined]
     finally:
         close()
         trigram.close()
-    return CorpusRun(name, folder, queries, rankings, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    return CorpusRun(name, folder, queries, rankings, seconds, features, hub)
+
+
+def add_meaning_systems(
+    runs: Sequence[CorpusRun], judgments: Mapping[str, Mapping[str, int]]
+) -> dict[str, Any]:
+    """The model alone, the fusion on held-out folds and the oracle, from the features
+    every run kept; the weights each fold chose and those fitted on everything."""
+    features = {q: f for run in runs for q, f in run.features.items()}
+    if not features:  # meaning off, or a kb from before the fusion (--at REV)
+        for run in runs:
+            for query in run.queries:
+                for system in MEANING_SYSTEMS:
+                    run.rankings[system][query.id] = Ranking(error="no meaning")
+        return {"folds": [], "all": {}, "hubness": {}}
+    held_out, folds = cross_validated(features, judgments, reciprocal_rank)
+    for run in runs:
+        for query in run.queries:
+            found = run.features.get(query.id)
+            if found is None:
+                for system in MEANING_SYSTEMS:
+                    run.rankings[system][query.id] = Ranking(error="no meaning")
+                continue
+            passage = model_paths(found, 0)
+            whole = model_paths(found, 1)
+            run.rankings["model-passage"][query.id] = Ranking(passage[:TOP])
+            run.rankings["model-whole"][query.id] = Ranking(whole[:TOP])
+            run.rankings["fused-cv"][query.id] = Ranking(held_out.get(query.id, [])[:TOP])
+            grades = judgments.get(query.id, {})
+            words = run.rankings["kb-lexical"][query.id].paths
+            best_model = max((passage, whole), key=lambda r: reciprocal_rank(r, grades) or 0.0)
+            run.rankings["oracle"][query.id] = Ranking(
+                oracle(words, best_model, grades, reciprocal_rank)[:TOP]
+            )
+    hub = {q: run.hub for run in runs for q in run.features}
+    with_hub, _ = cross_validated(features, judgments, reciprocal_rank, hub)
+    return {
+        "folds": folds,
+        "all": fit_all(features, judgments, reciprocal_rank),
+        "hubness": with_hub,
+    }
+
+
+def hubness_lines(
+    runs: Sequence[CorpusRun],
+    judgments: Mapping[str, Mapping[str, int]],
+    with_hub: Mapping[str, list[str]],
+) -> list[str]:
+    """Held-out MRR@10 by class, the fusion as kb has it against the same fusion with
+    each note's hubness taken from its cosines (kept only if it measures better)."""
+    lines = ["hubness correction (held out, MRR@10): class  n  fused  fused-hub"]
+    kinds = dict.fromkeys(q.kind for run in runs for q in run.queries)
+    for kind in [*kinds, "all"]:
+        chosen = [q for run in runs for q in run.queries if kind in ("all", q.kind)]
+        plain = [
+            reciprocal_rank(run.rankings["fused-cv"][q.id].paths, judgments.get(q.id, {}))
+            for run in runs
+            for q in run.queries
+            if q in chosen
+        ]
+        hubbed = [
+            reciprocal_rank(with_hub.get(q.id, [])[:TOP], judgments.get(q.id, {})) for q in chosen
+        ]
+        lines.append(f"  {kind:<14} {len(chosen):>3}  {show(mean(plain))}  {show(mean(hubbed))}")
+    return lines
 
 
 def corpus_scores(run: CorpusRun, judgments: Mapping[str, Mapping[str, int]]) -> dict[str, Scores]:
@@ -482,13 +651,17 @@ def title_of(path: Path) -> str:
 # ---------------------------------------------------------------------------
 
 
+def vars_of(weights: Any) -> dict[str, float]:
+    return {k: round(getattr(weights, k), 3) for k in ("words", "passage", "whole")}
+
+
 def show(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
 def table(rows: Sequence[tuple[str, Mapping[str, Scores]]]) -> list[str]:
     header = (
-        f"{'corpus':<18} {'system':<10} {'MRR@10':>7} {'nDCG@5':>7} {'empty':>7} "
+        f"{'corpus':<18} {'system':<13} {'MRR@10':>7} {'nDCG@5':>7} {'empty':>7} "
         f"{'unjudged':>9} {'judged':>7}"
     )
     lines = [header, "-" * len(header)]
@@ -496,18 +669,30 @@ def table(rows: Sequence[tuple[str, Mapping[str, Scores]]]) -> list[str]:
         for system in SYSTEMS:
             s = by_system[system]
             lines.append(
-                f"{name:<18} {system:<10} {show(s.mrr):>7} {show(s.ndcg):>7} "
+                f"{name:<18} {system:<13} {show(s.mrr):>7} {show(s.ndcg):>7} "
                 f"{s.empty:>3}/{s.queries:<3} {s.unjudged:>9} {s.judged:>3}/{s.queries:<3}"
             )
     return lines
 
 
+SHORT = {
+    "kb": "kb",
+    "kb-lexical": "lex",
+    "model-passage": "mP",
+    "model-whole": "mW",
+    "fused-cv": "cv",
+    "oracle": "orc",
+    "rg": "rg",
+    "trigram": "tri",
+}
+
+
 def class_table(runs: Sequence[CorpusRun], judgments: Mapping[str, Mapping[str, int]]) -> list[str]:
-    """MRR@10, nDCG@5 and empty results by query class over every corpus, kb/rg/trigram."""
-    header = (
-        f"{'class':<16} {'n':>3}  {'MRR@10 kb/lex/rg/tri':<24} {'nDCG@5 kb/lex/rg/tri':<24} empty"
-    )
-    lines = [header, "-" * len(header)]
+    """MRR@10, nDCG@5 and empty results by query class over every corpus, every system
+    (column names: SHORT)."""
+    names = "/".join(SHORT[s] for s in SYSTEMS)
+    header = f"{'class':<14} {'n':>3}  metric  {'  '.join(f'{SHORT[s]:>5}' for s in SYSTEMS)}"
+    lines = [f"systems: {names}", header, "-" * len(header)]
     kinds = dict.fromkeys(q.kind for run in runs for q in run.queries)
     for kind in kinds:
         chosen = [
@@ -515,10 +700,18 @@ def class_table(runs: Sequence[CorpusRun], judgments: Mapping[str, Mapping[str, 
             for r in runs
         ]
         by_system = overall_scores(chosen, judgments)
-        mrr = "/".join(show(by_system[s].mrr) for s in SYSTEMS)
-        gains = "/".join(show(by_system[s].ndcg) for s in SYSTEMS)
-        empty = "/".join(str(by_system[s].empty) for s in SYSTEMS)
-        lines.append(f"{kind:<16} {by_system['kb'].queries:>3}  {mrr:<24} {gains:<24} {empty}")
+        count = by_system["kb"].queries
+        for metric in ("mrr", "ndcg", "empty"):
+            values = "  ".join(
+                f"{getattr(by_system[s], metric):>5}"
+                if metric == "empty"
+                else f"{show(getattr(by_system[s], metric)):>5}"
+                for s in SYSTEMS
+            )
+            label = {"mrr": "MRR@10", "ndcg": "nDCG@5", "empty": "empty"}[metric]
+            first = metric == "mrr"
+            name, n = (kind, str(count)) if first else ("", "")
+            lines.append(f"{name:<14} {n:>3}  {label:<6}  {values}")
     return lines
 
 
@@ -564,8 +757,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--pool", action="store_true", help="print the unjudged (query, note) pairs to grade"
     )
+    parser.add_argument(
+        "--keep-stores",
+        action="store_true",
+        help="reuse each corpus's store though kb's source changed (its vectors too)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument("--json-out", type=Path, help="also save the JSON here")
+    parser.add_argument(
+        "--features-out", type=Path, help="save what each query's ranking is made of (JSON)"
+    )
     return parser.parse_args(argv)
 
 
@@ -577,7 +778,7 @@ def selected_corpora(queries: Sequence[Query], args: argparse.Namespace) -> list
     chosen = [n for n in names if not args.corpus or n in args.corpus]
     present = []
     for name in chosen:
-        folder = corpus_folder(name, args.corpora)
+        folder = corpus_folder(name, args.corpora, args.workdir)
         if folder.is_dir():
             present.append((name, folder))
         else:
@@ -634,6 +835,7 @@ def main(argv: list[str] | None = None) -> int:
     except BenchError as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
+    weights = add_meaning_systems(runs, judgments)
     if args.pool:
         entries = pool(runs, judgments)
         print(
@@ -643,6 +845,17 @@ def main(argv: list[str] | None = None) -> int:
         )
         return 0
     report = result_json(runs, judgments, args)
+    report["weights"] = {
+        "folds": [{g: w and vars_of(w) for g, w in fold.items()} for fold in weights["folds"]],
+        "all": {g: w and vars_of(w) for g, w in weights["all"].items()},
+    }
+    if args.features_out:
+        features = {q: vars(f) for run in runs for q, f in run.features.items()}
+        hubs = {run.name: run.hub for run in runs}
+        kinds = {q.id: [q.corpus, q.kind] for run in runs for q in run.queries}
+        args.features_out.write_text(
+            json.dumps({"features": features, "hub": hubs, "queries": kinds}, ensure_ascii=False)
+        )
     if args.json_out:
         args.json_out.write_text(
             json.dumps(report, ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
@@ -665,6 +878,12 @@ def main(argv: list[str] | None = None) -> int:
     ]
     if errors:
         print("errors:\n" + "\n".join(errors))
+    print("\n".join(["", *hubness_lines(runs, judgments, weights["hubness"])]))
+    print("\nweights fitted on every judged query (kb ships these; figures above are held out):")
+    for gate, fitted in report["weights"]["all"].items():
+        print(f"  {gate}: {fitted}")
+    for number, fold in enumerate(report["weights"]["folds"]):
+        print(f"  fold {number}: " + "; ".join(f"{g} {w}" for g, w in fold.items()))
     misses = kb_misses(runs, judgments)
     if misses:
         print("kb's best note not first:\n" + "\n".join(misses))

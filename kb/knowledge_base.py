@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from kb.links.moving import MovePlan
     from kb.links.resolve import LinkIndex
     from kb.locations import InitResult
-    from kb.meaning.hybrid import Meaning
+    from kb.meaning.hybrid import Meaning, MeaningStatus
     from kb.notes.browse import Follow
     from kb.notes.editor_answers import EditorAnswers
     from kb.notes.guarded import GuardedNotes
@@ -184,12 +184,14 @@ class KnowledgeBase:
         prefix: bool = False,
         exact: bool = False,
         lexical: bool = False,
+        explain: bool = False,
     ) -> SearchResults:
         """Search the notes with kb's query language.
 
         With ``prefix`` (search as you type) an unfinished last word of 3 or more
         characters counts as a prefix. ``exact`` turns off typos, partial words, stems
-        and the glossary; ``exact`` or ``lexical`` leave meaning out (kb/meaning). Raises
+        and the glossary; ``exact`` or ``lexical`` leave meaning out (kb/meaning);
+        ``explain`` tells each hit how it was ranked (its ``why``). Raises
         QuerySyntaxError for bad syntax.
         """
         from kb.query.search import run_search  # deferred: 10 modules more
@@ -203,7 +205,37 @@ class KnowledgeBase:
             exact=exact,
             glossary=None if exact else self.glossary(),
             meaning=None if exact or lexical or prefix else self.meaning(),
+            explain=explain,
         )
+
+    @_store_errors
+    def meaning_scores(self, text: str) -> tuple[float, dict[str, tuple[float, float]]] | None:
+        """What the model alone says of every note for ``text``: the corpus's floor and,
+        by note path, the cosine of its best passage and of the whole note; None when
+        meaning is off or the notes are not embedded by this model. For benchmarks and
+        for comparing with a search (the ranking itself is ``search``)."""
+        meaning = self.meaning()
+        store = self._store
+        if meaning is None or not store.vectors.exist():
+            return None
+        from kb.meaning.hybrid import nearest_notes  # deferred: loads numpy
+
+        found = nearest_notes(meaning, store, text)
+        if found is None:
+            return None
+        floor, evidence = found
+        paths = store.notes.paths()
+        return floor, {paths[i]: evidence[i] for i in evidence if i in paths}
+
+    def meaning_status(self) -> MeaningStatus:
+        """Whether search by meaning is on, with which model, how many notes and passages
+        are embedded and how many wait (kb info, kb stats); loads no model."""
+        from kb.meaning.hybrid import meaning_status  # deferred: only kb info/stats ask
+
+        if not self.config.store_path.exists():
+            return meaning_status(self.config.raw, None)
+        with store_errors(self.config.store_path):
+            return meaning_status(self.config.raw, self._store)
 
     def meaning(self) -> Meaning | None:
         """Search by meaning as kb.yaml's ``semantic:`` sets it (kb/meaning), or None: off,

@@ -363,9 +363,11 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     ingest: from the store's counts, without reading any note."""
     from kb.text import json_text  # deferred: on first use
 
-    found = open_kb(ctx).stats()
+    kb = open_kb(ctx)
+    found = kb.stats()
+    meaning = kb.meaning_status()
     if as_json:
-        click.echo(json_text(found._asdict(), indent=2))
+        click.echo(json_text({**found._asdict(), "meaning": meaning.as_json()}, indent=2))
         return
     links = found.links
     resolved = links.get("resolved", 0) + links.get("ambiguous", 0)
@@ -385,6 +387,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         ("store", _size(found.store_bytes)),
         ("index folder", _size(found.index_bytes)),
         ("engine", found.engine),
+        ("meaning", meaning.summary()),
         ("last ingest", found.last_ingest or "never"),
     ):
         click.echo(f"{label + ':':14}{value}")
@@ -425,6 +428,7 @@ def info(ctx: click.Context, as_json: bool) -> None:
         "store": str(kb.config.store_path),
         "store_exists": kb.config.store_path.exists(),
         "engine": engine,
+        "meaning": kb.meaning_status().as_json(),
         "config": str(config_file) if config_file.is_file() else None,
         "kb_version": __version__,
         "python": f"{platform.python_version()} ({sys.executable})",
@@ -438,6 +442,7 @@ def info(ctx: click.Context, as_json: bool) -> None:
     store_note = "" if facts["store_exists"] else " (not made yet: run 'kb ingest')"
     click.echo(f"store:          {one_line(facts['store'])}{store_note}")
     click.echo(f"engine:         {engine}")
+    click.echo(f"meaning:        {one_line(kb.meaning_status().summary())}")
     click.echo(f"config:         {one_line(facts['config'] or 'none (defaults)')}")
     click.echo(f"kb:             {__version__}")
     click.echo(f"python:         {facts['python']}")

@@ -114,6 +114,11 @@ The query language (kb help query for all of it):
     is_flag=True,
     help="The words only: no search by meaning for this search (--exact implies it).",
 )
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Say how each hit was ranked: the gate, word and meaning scores, the passage.",
+)
 @click.pass_context
 def search(
     ctx: click.Context,
@@ -125,6 +130,7 @@ def search(
     every: bool,
     exact: bool,
     lexical: bool,
+    explain: bool,
 ) -> None:
     """Search notes with the query language summed up below.
 
@@ -138,7 +144,11 @@ def search(
     kb = open_kb(ctx)
     # One more than asked tells whether the list was cut, without counting every match.
     results = kb.search(
-        " ".join(query), limit=_EVERY if every else limit + 1, exact=exact, lexical=lexical
+        " ".join(query),
+        limit=_EVERY if every else limit + 1,
+        exact=exact,
+        lexical=lexical,
+        explain=explain,
     )
     if results.warning:
         click.echo(f"kb: warning: {results.warning}", err=True)
@@ -171,6 +181,8 @@ def search(
                 click.echo(path_line(file))
     else:
         _print_hits(hits)
+    if explain and not as_json:
+        _explain_gate(results.gate, lexical or exact)
     if cut:
         shown = f"{len(hits)} note" if len(hits) == 1 else f"{len(hits)} notes"
         click.echo(f"kb: showing the first {shown} of more; use --all or a larger -n", err=True)
@@ -214,6 +226,8 @@ def _print_hits(hits: list[SearchHit]) -> None:
         if hit.missing:
             lacks = "without " + ", ".join(one_line(w) for w in hit.missing)
             click.echo(click.style(lacks, dim=True) if color else lacks)
+        for line in explain_lines(hit):
+            click.echo(click.style(line, dim=True) if color else line)
         click.echo()
 
 
@@ -243,9 +257,50 @@ def _print_hits_fitted(hits: list[SearchHit], width: int, color: bool) -> None:
         else:
             lines.append(styled)
             lines += [dim(line) for line in wrapped_lines(tags, width)] if tags else []
-        lines += wrapped_lines(hit.snippet, width, spans=hit.highlights, color=color)
+        if hit.near:  # found by meaning: the passage nearest the query, not the words
+            near = f"≈ {one_line(hit.near)}"
+            lines += [
+                click.style(line, fg="magenta") if color else line
+                for line in wrapped_lines(near, width)
+            ]
+        else:
+            lines += wrapped_lines(hit.snippet, width, spans=hit.highlights, color=color)
         if hit.missing:
             lacks = "without " + ", ".join(one_line(w) for w in hit.missing)
             lines += [dim(line) for line in wrapped_lines(lacks, width)]
+        for line in explain_lines(hit):
+            lines += [dim(part) for part in wrapped_lines(line, width)]
         lines.append("")
     echo_lines(lines, color)
+
+
+def explain_lines(hit: SearchHit) -> list[str]:
+    """How the hit was ranked (``--explain``): the gate and the scores, then the passage
+    the model found nearest. Nothing for a hit ranked without meaning."""
+    why = hit.why
+    if why is None:
+        return []
+    from kb.text import one_line  # deferred: on first use
+
+    if why.fused is not None:
+        fused = f"fused {why.fused:.3f}"
+    else:  # the words' order stood, or they found nothing and the nearest filled the page
+        fused = "the words found nothing: nearest above the floor" if hit.near else "words decide"
+    lines = [
+        f"explain: gate {why.gate}; word {why.word:.3f}; meaning passage {why.passage:.3f}"
+        f" (cosine {why.similarity:.3f}), whole note {why.whole:.3f}; {fused}"
+    ]
+    if why.passage_text:
+        where = f"{one_line(why.heading)}: " if why.heading else ""
+        lines.append(f"explain: nearest passage {where}{one_line(why.passage_text)[:160]}")
+    return lines
+
+
+def _explain_gate(gate: str, words_only: bool) -> None:
+    """Why no hit says more, when none does: meaning off, or not asked."""
+    if words_only:
+        click.echo("kb: explain: the words alone (--lexical or --exact)", err=True)
+    elif not gate:
+        click.echo("kb: explain: meaning is off or not embedded yet (kb info)", err=True)
+    else:
+        click.echo(f"kb: explain: gate {gate}", err=True)

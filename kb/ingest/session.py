@@ -152,7 +152,12 @@ def _embed(
         store = Store.open(path, create=True)
         try:
             with store_errors(path):
-                done = embed_pending(store, Meaning(choice).embedder(), progress, stop)
+                embedder = Meaning(choice).embedder()
+                done = embed_pending(store, embedder, progress, stop)
+                if not (stop and stop()):
+                    from kb.meaning.floor import remeasure  # numpy is loaded by now
+
+                    remeasure(store, embedder)
         finally:
             store.close()
     except EmbedderError as exc:

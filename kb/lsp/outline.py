@@ -151,6 +151,8 @@ def workspace_symbols(
         return []
 
     results = kb.search(params.query, limit=_SYMBOLS, prefix=True)
+    if not results.hits:  # the words found nothing: the notes nearest in meaning (≈)
+        results = kb.search(params.query, limit=_SYMBOLS)
     wanted = fold(params.query)
     found = []
     for hit in results.hits:
@@ -158,7 +160,7 @@ def workspace_symbols(
         top = types.Position(0, 0)
         found.append(
             types.SymbolInformation(
-                name=hit.title,
+                name=f"≈ {hit.title}" if hit.near else hit.title,
                 kind=types.SymbolKind.File,
                 location=types.Location(uri, types.Range(top, top)),
                 container_name=hit.path,

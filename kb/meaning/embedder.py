@@ -30,8 +30,9 @@ class Embedder(Protocol):
     """Encodes texts to L2-normalised float32 rows, one per text. An embedder that runs
     on every core itself says so with a true ``threads_itself``: kb then encodes a batch
     in one call instead of two threads. One whose similarities sit on another scale than
-    the bundled model's says how near is near with ``min_similarity`` and ``within_best``
-    (kb.meaning.hybrid's MIN_SIMILARITY and WITHIN_BEST otherwise)."""
+    the bundled model's says how near is near with ``min_similarity`` (kb.meaning.hybrid's
+    MIN_SIMILARITY otherwise), until kb ingest has measured the corpus's floor
+    (kb.meaning.floor)."""
 
     name: str  # what kb.yaml's ``semantic:`` says, e.g. use-multilingual
     signature: str  # backend, model and version: stored with the vectors

@@ -10,13 +10,14 @@ size); a search scores them all while they are few, else those nearest by their 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
 from threading import Lock
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -297,6 +298,91 @@ class VectorIndex:
         nearer = np.flatnonzero(distance < edge)
         at_edge = np.flatnonzero(distance == edge)[: wanted_count - len(nearer)]
         return np.concatenate([nearer, at_edge])
+
+
+@dataclass(frozen=True, slots=True)
+class NoteEvidence:
+    """What the model says of every note it scored for one query (arrays, one row a note):
+    its best passage's cosine and position, and the whole note's cosine."""
+
+    note_ids: np.ndarray
+    passage: np.ndarray
+    whole: np.ndarray
+    position: np.ndarray
+
+
+def note_evidence(
+    index: VectorIndex,
+    query: np.ndarray,
+    whole_for: Collection[int] | None = None,
+    nearest: int = 0,
+) -> NoteEvidence:
+    """Each note's best passage and whole-note cosine with ``query``. The whole note is the
+    mean of its passages' unit vectors: its cosine is the sum of theirs over that mean's
+    length (each note's length worked out once per index, when first asked). With
+    ``whole_for``, only those notes and the ``nearest`` notes by best passage get their
+    whole (the rest: their best passage; kb.meaning.fusion picks its candidates among
+    those nearest), so a search sums a few dozen notes' passages, not every note's. Past
+    the exact scan only the candidates are scored: a note's whole is its best passage."""
+    if not len(index.notes):
+        empty = np.zeros(0)
+        return NoteEvidence(empty.astype(np.int64), empty, empty, empty.astype(np.int32))
+    if index.matrix is not None:
+        rows = np.arange(len(index.notes))
+        scores = np.einsum("ij,j->i", index.matrix, query)
+    else:
+        assert index.codes is not None
+        rows = index._nearest_by_signs(query)
+        scores = _cosines(index.codes[rows], query)
+    ids, inverse = np.unique(index.notes[rows], return_inverse=True)
+    order = np.argsort(-scores, kind="stable")
+    _, first = np.unique(inverse[order], return_index=True)  # each note's best row
+    best_rows = order[first]
+    passage = scores[best_rows].astype(np.float64)
+    whole = passage.copy()
+    if index.matrix is not None:
+        counts = np.bincount(inverse, minlength=len(ids))
+        means = np.bincount(inverse, weights=scores, minlength=len(ids)) / counts
+        if whole_for is None:
+            chosen = np.arange(len(ids))
+        else:
+            wanted = np.isin(ids, np.fromiter(whole_for, dtype=np.int64))
+            wanted[np.argsort(-passage, kind="stable")[:nearest]] = True
+            chosen = np.flatnonzero(wanted)
+        lengths = _mean_lengths(index, ids[chosen])
+        whole[chosen] = means[chosen] / lengths
+    return NoteEvidence(ids, passage, whole, index.positions[rows[best_rows]])
+
+
+class _Lengths:
+    """Each note's mean unit vector's length, worked out when first asked."""
+
+    def __init__(self, index: VectorIndex) -> None:
+        self.by_note = np.argsort(index.notes, kind="stable")  # rows grouped by note
+        self.sorted_notes = index.notes[self.by_note]
+        self.known: dict[int, float] = {}
+
+
+_LENGTHS: WeakKeyDictionary[VectorIndex, _Lengths] = WeakKeyDictionary()  # kept with its index
+
+
+def _mean_lengths(index: VectorIndex, notes: np.ndarray) -> np.ndarray:
+    """The length of each of ``notes``' mean passage vector (exact scan only)."""
+    assert index.matrix is not None
+    lengths = _LENGTHS.get(index)
+    if lengths is None:
+        lengths = _LENGTHS[index] = _Lengths(index)
+    found = np.empty(len(notes))
+    for at, note in enumerate(notes.tolist()):
+        length = lengths.known.get(note)
+        if length is None:
+            left = np.searchsorted(lengths.sorted_notes, note, side="left")
+            right = np.searchsorted(lengths.sorted_notes, note, side="right")
+            rows = index.matrix[lengths.by_note[left:right]]
+            length = float(np.linalg.norm(rows.mean(axis=0))) or 1.0
+            lengths.known[note] = length
+        found[at] = length
+    return found
 
 
 def candidate_count(passages: int, least: int = CANDIDATES) -> int:

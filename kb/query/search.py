@@ -23,7 +23,7 @@ from kb.store import Store
 from kb.text import clean_line, json_text
 
 if TYPE_CHECKING:
-    from kb.meaning.hybrid import Found, Meaning
+    from kb.meaning.hybrid import Found, Meaning, Why
     from kb.query.glossary import Glossary
 
 DEFAULT_LIMIT = 20
@@ -44,14 +44,35 @@ class SearchHit(NamedTuple):
     matched: list[str]  # the query's words this note holds (as typed, or as corrected)
     missing: list[str]  # the words it lacks: only when too few notes hold them all
     near: str = ""  # found by meaning: the passage nearest the query (kb/meaning)
+    why: Why | None = None  # how it was ranked, when asked (kb search --explain)
 
     def as_json(self) -> dict[str, object]:
         data = self._asdict()
         data["highlights"] = [list(span) for span in self.highlights]
         data["title_highlights"] = [list(span) for span in self.title_highlights]
         data["score"] = round(self.score, 4)
-        del data["root"], data["rel"]
+        del data["root"], data["rel"], data["why"]
+        if self.why is not None:
+            data["explain"] = explain_json(self.why)
         return data
+
+
+def explain_json(why: Why) -> dict[str, object]:
+    """A hit's ranking as --json shows it: scores rounded, the passage as plain text."""
+
+    def rounded(value: float | None) -> float | None:
+        return None if value is None else round(value, 4)
+
+    return {
+        "gate": why.gate,
+        "word_score": rounded(why.word),
+        "meaning_passage": rounded(why.passage),
+        "meaning_whole": rounded(why.whole),
+        "similarity": rounded(why.similarity),
+        "fused": rounded(why.fused),
+        "passage_heading": clean_line(why.heading),
+        "passage": clean_line(why.passage_text),
+    }
 
 
 @dataclass(slots=True)
@@ -63,6 +84,7 @@ class SearchResults:
     notices: list[str] = field(default_factory=list)  # how the query was read
     relaxed: bool = False  # some hits lack some of the words
     meaning: bool = False  # meaning joined the ranking (the words were weak: kb/meaning)
+    gate: str = ""  # which way the query was ranked, when meaning was asked (kb/meaning)
 
     def to_json(self) -> str:
         # json_text: exact values, with C1 and bidi controls escaped as \u sequences.
@@ -89,6 +111,7 @@ def run_search(
     exact: bool = False,
     glossary: Glossary | None = None,
     meaning: Meaning | None = None,
+    explain: bool = False,
 ) -> SearchResults:
     """Search ``text`` (kb's query language). Raises QuerySyntaxError on bad syntax.
 
@@ -126,14 +149,15 @@ def run_search(
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
     order = _order(store, engine, reading, planned, strict, loose, facts, plain)
     found: dict[int, Found] = {}
+    why: dict[int, Why] = {}
     if meaning is not None and not exact:
         from kb.meaning.hybrid import blend  # cheap; numpy only if the words are weak
 
-        order, found, behind, results.meaning = blend(
-            meaning, store, text, reading, order, len(strict), limit
-        )
-        if behind:
-            results.notices.append(f"meaning is not yet available for {behind} notes")
+        blended = blend(meaning, store, text, reading, order, len(strict), limit, explain)
+        order, found, why = blended.order, blended.found, blended.why
+        results.meaning, results.gate = blended.joined, blended.gate
+        if blended.behind:
+            results.notices.append(f"meaning is not yet available for {blended.behind} notes")
     patterns = reading_patterns(reading)
     for note_id, score, held, missing in order[:limit]:
         row = store.notes.by_id(note_id)
@@ -166,6 +190,7 @@ def run_search(
                 matched=matched,
                 missing=missing,
                 near=near.passage if near is not None else "",
+                why=why.get(note_id),
             )
         )
     results.relaxed = any(hit.missing for hit in results.hits)

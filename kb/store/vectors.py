@@ -101,6 +101,11 @@ class VectorDao:
     def count(self) -> int:
         return int(self.conn.execute("SELECT count(*) FROM passages").fetchone()[0])
 
+    def note_count(self) -> int:
+        """Notes with vectors (of any version)."""
+        row = self.conn.execute("SELECT count(DISTINCT note_id) FROM passages").fetchone()
+        return int(row[0])
+
     def all_vectors(self) -> Iterator[tuple[int, int, bytes]]:
         """(note, position, vector) of every passage, in one order."""
         for note_id, position, vector in self.conn.execute(

@@ -23,6 +23,7 @@ SCRIPT = REPO / "benchmarks" / "bench_relevance.py"
 def bench() -> ModuleType:
     sys.path.insert(0, str(SCRIPT.parent))  # the script imports its sibling common.py
     try:
+        importlib.import_module("relevance_fit")  # and relevance_fit.py, kept for the tests
         return importlib.import_module("bench_relevance")
     finally:
         sys.path.remove(str(SCRIPT.parent))
@@ -103,9 +104,52 @@ def test_the_shipped_queries_and_judgments_agree(bench: ModuleType) -> None:
     assert set(bench.load_judgments()) <= ids
     notes_root = REPO / "notes"
     for query in queries:
-        if query.corpus == "notes":
+        if query.corpus in ("notes", "notes-600"):  # a cut corpus keeps its notes' paths
             for path in bench.load_judgments().get(query.id, {}):
                 assert (notes_root / path).is_file(), (query.id, path)
+    short = [q for q in queries if q.kind in ("short-zh-q", "short-en-q")]
+    assert len(short) >= 30 and {q.kind for q in short} == {"short-zh-q", "short-en-q"}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("# T\n\n" + "字" * 700, "# T\n\n" + "字" * 595),  # 600 characters, 字 counts one
+        ("---\ntitle: x\n---\nbody", "---\ntitle: x\n---\nbody"),  # front matter kept whole
+        ("+++\ntitle = 'x'\n+++\n" + "a" * 601, "+++\ntitle = 'x'\n+++\n" + "a" * 600),
+        ("short", "short"),
+    ],
+    ids=["chinese", "yaml", "toml", "short"],
+)
+def test_a_cut_corpus_keeps_the_front_matter_and_600_characters(
+    bench: ModuleType, text: str, expected: str
+) -> None:
+    assert bench.cut_note(text) == expected
+
+
+def test_the_cut_copies_are_written_beside_never_over_the_notes(
+    bench: ModuleType, tmp_path: Path
+) -> None:
+    source = tmp_path / "mine"  # the corpus mine, under the corpora folder tmp_path
+    (source / "a").mkdir(parents=True)
+    (source / "a" / "n.md").write_text("# N\n\n" + "x" * 900, encoding="utf-8")
+    folder = bench.corpus_folder("mine-600", tmp_path, tmp_path / "work")
+    assert folder == tmp_path / "work" / "cut" / "mine-600"
+    assert (source / "a" / "n.md").read_text(encoding="utf-8").endswith("x" * 900)
+    assert len((folder / "a" / "n.md").read_text(encoding="utf-8")) == 600
+
+
+def test_the_oracle_takes_the_better_ranking_and_the_folds_are_fixed(bench: ModuleType) -> None:
+    import relevance_fit
+
+    grades = {"right.md": 2}
+    words, model = ["off.md", "right.md"], ["right.md"]
+    assert relevance_fit.oracle(words, model, grades, bench.reciprocal_rank) == model
+    assert relevance_fit.oracle(model, words, grades, bench.reciprocal_rank) == model
+    assert relevance_fit.oracle(words, words, grades, bench.reciprocal_rank) == words
+    folds = [relevance_fit.fold_of(f"q{i}") for i in range(200)]
+    assert folds == [relevance_fit.fold_of(f"q{i}") for i in range(200)]
+    assert set(folds) == set(range(relevance_fit.FOLDS))
 
 
 def test_help_runs() -> None:

@@ -11,6 +11,7 @@ import json
 import math
 import subprocess
 import sys
+import zlib
 from collections.abc import Callable, Sequence
 from importlib.util import find_spec
 from pathlib import Path
@@ -34,7 +35,7 @@ CONCEPTS = {
     "repair": 2, "fix": 2, "mend": 2, "修理": 2, "维修": 2,
     "idempotent": 3, "幂等": 3,
 }  # fmt: skip
-DIMENSIONS = 16
+DIMENSIONS = 256
 
 
 def fake_vector(text: str) -> np.ndarray:
@@ -42,7 +43,10 @@ def fake_vector(text: str) -> np.ndarray:
     lowered = text.lower()
     for word, concept in CONCEPTS.items():
         vector[concept] += lowered.count(word)
-    vector[DIMENSIONS - 1] += 0.05  # every text is a little alike
+    if vector.any():
+        vector[DIMENSIONS - 1] += 0.05  # every text about something is a little alike
+    # and a text about nothing is its own: no two are one vector
+    vector[len(set(CONCEPTS.values())) + zlib.crc32(lowered.encode()) % 240] += 0.3
     return vector / np.linalg.norm(vector)
 
 
@@ -229,17 +233,64 @@ def test_passages_cut_another_way_are_embedded_again(
     assert vectors(kb)[1] == 0
 
 
-def test_an_embedder_says_how_near_is_near_for_it(
+def test_a_page_the_words_leave_empty_shows_only_notes_nearer_than_unrelated_questions(
     make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
 ) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    status = kb.meaning_status()
+    assert status.floor is not None and status.floor < 0.5  # measured by the ingest
+    assert kb.search("how do I repair my car", lexical=True).hits == []
+    hits = kb.search("how do I repair my car").hits
+    assert [h.path for h in hits] == ["garage.md"] and hits[0].near
+    # A question about nothing in the notes: no note is nearer than the floor.
+    assert kb.search("what colour is the sky at dusk").hits == []
+
+
+class FaintEmbedder(FakeEmbedder):
+    """Every text mostly its own: the right note is near by 0.1-0.2, never by 0.30, as
+    the bundled model's cosines are for short notes asked in other words."""
+
+    def _faint(self, text: str) -> np.ndarray:
+        vector = fake_vector(text) * 0.35
+        vector[DIMENSIONS - 2 - zlib.crc32(text.encode()) % 200] += 1.0
+        return vector / np.linalg.norm(vector)
+
+    def encode_passages(self, texts: Sequence[str]) -> np.ndarray:
+        return np.stack([self._faint(t) for t in texts]).astype(np.float32)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        return self._faint(text)
+
+
+def test_a_model_whose_answers_are_faint_still_fills_the_page_the_words_left_empty(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    fake(FaintEmbedder())
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    assert kb.search("how do I repair my car", lexical=True).hits == []
+    assert kb.meaning_scores("how do I repair my car")[1]["garage.md"][0] < 0.3  # type: ignore[index]
+    hits = kb.search("how do I repair my car").hits
+    assert [h.path for h in hits][:1] == ["garage.md"] and hits[0].near
+
+
+def test_until_the_floor_is_measured_an_embedder_says_how_near_is_near_for_it(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kb.meaning import floor
+
+    monkeypatch.setattr(floor, "remeasure", lambda store, embedder: None)
     strict = FakeEmbedder()
     strict.min_similarity = 1.01  # type: ignore[attr-defined]  # nothing is near enough
     fake(strict)
     kb = make_kb(NOTES, CONFIG)
     kb.ingest()
+    assert kb.meaning_status().floor is None
     assert kb.search("how do I repair my car").hits == []
-    strict.min_similarity = 0.0  # type: ignore[attr-defined]
-    strict.within_best = 2.0  # type: ignore[attr-defined]  # every note is near enough
+    strict.min_similarity = -1.0  # type: ignore[attr-defined]  # every note is near enough
     hits = kb.search("how do I repair my car").hits
     assert [h.path for h in hits][:1] == ["garage.md"]
     assert sorted(h.path for h in hits) == ["fruit.md", "garage.md", "redis.md"]
@@ -359,6 +410,46 @@ def test_notes_that_hold_every_word_stay_above_those_found_by_meaning(
     kb.ingest()
     hits = kb.search("vehicle oil").hits  # one note holds both words: fewer than a page
     assert hits[0].path == "garage.md" and not hits[0].near
+
+
+def test_explain_says_how_each_hit_was_ranked(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    shown = run_cli(kb, "search", "--explain", "how do I repair my car")
+    assert shown.exit_code == 0, shown.output
+    assert "explain: gate question; word 0.000; meaning passage" in shown.stdout
+    assert "the words found nothing: nearest above the floor" in shown.stdout
+    assert "explain: nearest passage Looking after an automobile: How to mend" in shown.stdout
+    data = json.loads(run_cli(kb, "search", "--json", "--explain", "vehicle oil").stdout)
+    assert data[0]["path"] == "garage.md"
+    assert data[0]["explain"]["word_score"] == 1.0
+    assert data[0]["explain"]["gate"] in ("keywords", "words")
+    assert 0 < data[0]["explain"]["similarity"] <= 1
+    plain = json.loads(run_cli(kb, "search", "--json", "vehicle oil").stdout)
+    assert "explain" not in plain[0]  # only when asked
+    words = run_cli(kb, "search", "--explain", "--lexical", "vehicle")
+    assert "explain: gate" not in words.stdout and "the words alone" in words.stderr
+
+
+def test_info_and_stats_say_whether_meaning_is_on_and_how_far_it_is(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest(embed=False)
+    assert "meaning:      on (fake): 0 notes, 0 passages embedded, 3 waiting" in (
+        run_cli(kb, "stats").stdout
+    )
+    kb.embed()
+    info = run_cli(kb, "info")
+    assert "meaning:        on (fake): 3 notes, 3 passages embedded\n" in info.stdout
+    facts = json.loads(run_cli(kb, "info", "--json").stdout)["meaning"]
+    assert (facts["on"], facts["model"], facts["notes"], facts["waiting"]) == (True, "fake", 3, 0)
+    monkeypatch.setenv("KB_SEMANTIC", "off")
+    assert "meaning:      off (KB_SEMANTIC=off)" in run_cli(kb, "stats").stdout
 
 
 # -- the real bundled model (slow: loads 32 MB of weights) -----------------------------

@@ -77,6 +77,7 @@ def test_the_query_vector_is_kept_per_text(
     fake(Counting())
     kb = make_kb(NOTES, CONFIG)
     kb.ingest()
+    asked.clear()  # the ingest asked its questions about nothing (kb.meaning.floor)
     first = [(h.path, h.near) for h in kb.search(QUESTION).hits]
     assert [(h.path, h.near) for h in kb.search(QUESTION).hits] == first
     assert asked == [QUESTION]
@@ -84,6 +85,7 @@ def test_the_query_vector_is_kept_per_text(
     assert asked == [QUESTION, "how do I fix an apple"]
     fake(Counting(signature="fake/2"))  # another embedder: never its predecessor's vectors
     kb.ingest()
+    del asked[2:]  # its questions about nothing again
     kb.search(QUESTION)
     assert asked[-1] == QUESTION and len(asked) == 3
 
@@ -102,3 +104,23 @@ def test_a_large_batch_is_encoded_in_two_threads_with_the_same_vectors(
     few = texts[: index.THREADS_FROM - 1]
     index._encode(embedder, few)
     assert embedder.calls == calls + 3  # a small batch: one call
+
+
+def test_lsp_workspace_symbols_show_the_notes_nearest_in_meaning_when_the_words_find_none(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder]
+) -> None:
+    from types import SimpleNamespace
+
+    from lsprotocol import types
+
+    from kb.lsp.outline import workspace_symbols
+
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    server: Any = SimpleNamespace(kb=kb)
+    found = workspace_symbols(server, types.WorkspaceSymbolParams(query=QUESTION)) or []
+    assert [(s.name, s.container_name) for s in found][:1] == [
+        ("≈ Looking after an automobile", "garage.md")
+    ]
+    words = workspace_symbols(server, types.WorkspaceSymbolParams(query="skiplist")) or []
+    assert [s.name for s in words] == ["Redis"]  # the words found it: no ≈

@@ -110,3 +110,24 @@ def test_no_vectors_no_nearest() -> None:
     for exact_at_most in (0, -1):  # the exact scan, and the signs
         index = VectorIndex(store_of(empty), DIMENSIONS, exact_at_most=exact_at_most)
         assert index.nearest(unit_rows(1)[0], 30) == []
+
+
+def test_the_whole_note_is_the_cosine_with_the_mean_of_its_passages() -> None:
+    from kb.meaning.index import note_evidence
+
+    rows = unit_rows(60)
+    exact, _ = exact_and_by_signs(rows, candidates=60, per_note=4)
+    assert exact.matrix is not None
+    query = unit_rows(1, seed=5)[0]
+    found = note_evidence(exact, query)
+    for note, passage, whole in zip(found.note_ids, found.passage, found.whole, strict=True):
+        own = exact.matrix[exact.notes == note]
+        mean = own.mean(axis=0)
+        assert whole == pytest.approx(float(mean @ query / np.linalg.norm(mean)), abs=1e-5)
+        assert passage == pytest.approx(float(np.max(own @ query)), abs=1e-5)
+    # A search works out the whole of the notes it asks for and of the nearest only.
+    some = note_evidence(exact, query, whole_for=[3], nearest=2)
+    nearest = set(found.note_ids[np.argsort(-found.passage)[:2]].tolist()) | {3}
+    for at, note in enumerate(some.note_ids.tolist()):
+        expected = found.whole[at] if note in nearest else found.passage[at]
+        assert some.whole[at] == pytest.approx(expected, abs=1e-6)
