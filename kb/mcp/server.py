@@ -5,6 +5,7 @@ reads easily plus the same facts as structured content."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 from mcp.server.mcpserver import MCPServer
@@ -70,6 +71,10 @@ class KbServer(MCPServer[Any]):
     def __init__(self, writable: bool, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.writable = writable
+        # Stopping (kb.mcp.transport): a signal waits for the writes under way, no more start.
+        self.writes_under_way = 0
+        self.stopping = False
+        self.when_writes_done: Callable[[], None] | None = None
 
     @property
     def lowlevel(self) -> Any:
@@ -78,17 +83,25 @@ class KbServer(MCPServer[Any]):
         return self._lowlevel_server
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        if name in WRITE_TOOLS and not self.writable:
+        writes = name in WRITE_TOOLS
+        if writes and not self.writable:
             raise ToolError(
                 f"{name} changes notes, and this server is read-only; "
                 "the user can start it as 'kb mcp --write' to allow changes"
             )
+        if writes and self.stopping:
+            raise ToolError(f"kb mcp is stopping; {name} was not done, nothing was changed")
+        self.writes_under_way += writes
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):  # the arguments, not kb
                 raise ToolError(argument_errors(name, exc.__cause__)) from None
             raise
+        finally:
+            self.writes_under_way -= writes
+            if self.stopping and not self.writes_under_way and self.when_writes_done:
+                self.when_writes_done()
 
 
 def argument_errors(tool: str, error: ValidationError) -> str:

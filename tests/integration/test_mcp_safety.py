@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +20,7 @@ pytest.importorskip("mcp")
 
 from mcp.client import Client
 
-from kb.errors import StoreError
+from kb.errors import KbError, StoreError
 from kb.knowledge_base import KnowledgeBase
 from kb.mcp.server import build_server
 from kb.notes.writing import content_hash
@@ -35,6 +37,71 @@ async def call(client: Client, tool: str, **arguments: Any) -> tuple[bool, str, 
 def no_outside_text(text: str) -> None:
     assert "outside secret" not in text and "Outside title" not in text
     assert "#leaked" not in text
+
+
+# -- writes under one lock per note ----------------------------------------------------------
+
+
+def slow_rename_of(note: Path, monkeypatch: pytest.MonkeyPatch, before: Callable[[], None]) -> None:
+    """Every rename onto ``note`` runs ``before`` first: the moment between a writer's
+    last look at the file and its rename, held open."""
+    rename = Path.replace
+
+    def replace(self: Path, target: Any) -> Path:
+        if Path(target) == note:
+            before()
+        return rename(self, target)
+
+    monkeypatch.setattr(Path, "replace", replace)
+
+
+def test_two_writers_on_one_version_never_both_succeed(
+    make_kb: Callable[..., KnowledgeBase], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = make_kb({"a.md": "---\ntitle: A\n---\nfirst\n"})
+    kb.ingest()
+    note = kb.notes_root / "a.md"
+    version = content_hash(note.read_bytes())
+    slow_rename_of(note, monkeypatch, lambda: time.sleep(0.3))
+    outcomes: dict[str, str] = {}
+
+    def write(text: str) -> None:
+        try:
+            kb.guarded.append("a.md", text, version)
+            outcomes[text] = "appended"
+        except KbError as exc:
+            outcomes[text] = str(exc)
+
+    writers = [threading.Thread(target=write, args=(f"writer {n}",)) for n in (1, 2)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join(30)
+    told_appended = [text for text, outcome in outcomes.items() if outcome == "appended"]
+    assert len(told_appended) == 1, outcomes  # main: both, and one text was lost
+    assert told_appended[0] in note.read_text(encoding="utf-8")
+    (other,) = set(outcomes) - set(told_appended)
+    assert "changed since it was read" in outcomes[other]
+
+
+def test_a_save_without_the_lock_in_the_last_moment_is_kept(
+    make_kb: Callable[..., KnowledgeBase], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = make_kb({"a.md": "---\ntitle: A\n---\nfirst\n"})
+    kb.ingest()
+    note = kb.notes_root / "a.md"
+    version = content_hash(note.read_bytes())
+
+    def editor_saves() -> None:  # in place, as `echo >>` or an editor that appends does
+        with note.open("a", encoding="utf-8") as out:
+            out.write("editor save\n")
+
+    slow_rename_of(note, monkeypatch, editor_saves)
+    with pytest.raises(KbError, match="changed while kb was writing it"):
+        kb.guarded.append("a.md", "assistant text", version)
+    text = note.read_text(encoding="utf-8")
+    assert text.endswith("first\neditor save\n")  # main: the save was overwritten
+    assert "assistant text" not in text  # refused: the assistant was not told otherwise
 
 
 # -- one confinement for every answer -------------------------------------------------------
