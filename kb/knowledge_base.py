@@ -296,7 +296,7 @@ class KnowledgeBase:
         ``check`` (if given) has seen the plan."""
         # deferred: 5 modules more
         from kb.links.move_transaction import FileChange, move_lock, run_move
-        from kb.notes.note_lock import note_locks
+        from kb.notes.note_lock import note_locks  # deferred: on first use
 
         with move_lock(self.config.index_dir):
             self.ingest()

@@ -23,7 +23,7 @@ from kb.text import clean_line, one_line
 
 if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
-    from kb.notes.guarded import Written
+    from kb.notes.source import Written
 
 WRITE_TOOLS = ("new_note", "append_to_note", "replace_in_note", "move_note")
 SEARCH_LIMIT = 10  # hits in one search answer, by default

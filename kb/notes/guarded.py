@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from kb.errors import KbError, UsageError
 from kb.text import clean_line
@@ -22,7 +22,7 @@ from kb.notes.safe_paths import (
     real_roots,
     refuse_outside,
 )
-from kb.notes.source import NoteSource, front_matter_fields
+from kb.notes.source import NoteSource, Written, front_matter_fields
 from kb.parse.decode import BinaryFile, decode_note
 from kb.notes.writing import (
     appended,
@@ -69,15 +69,6 @@ class Notebook(Protocol):
     def move(
         self, note: NoteRef, new_path: str, check: Callable[[MovePlan], None] | None = None
     ) -> tuple[MovePlan, IngestStats]: ...
-
-
-class Written(NamedTuple):
-    """A note a caller changed or created, its new content hash, and why the store could
-    not take the change yet ('' when it did)."""
-
-    note: NoteRef
-    content_hash: str
-    unindexed: str
 
 
 class GuardedNotes:
