@@ -23,6 +23,7 @@ from mcp.client import Client
 from kb.errors import KbError, StoreError
 from kb.knowledge_base import KnowledgeBase
 from kb.mcp.server import build_server
+from kb.notes.note_lock import note_locks
 from kb.notes.writing import content_hash
 
 OUTSIDE_LINES = [f"outside secret line {n:02d} [target](target.md)" for n in range(30)]
@@ -102,6 +103,28 @@ def test_a_save_without_the_lock_in_the_last_moment_is_kept(
     text = note.read_text(encoding="utf-8")
     assert text.endswith("first\neditor save\n")  # main: the save was overwritten
     assert "assistant text" not in text  # refused: the assistant was not told otherwise
+
+
+def test_kb_mv_waits_for_kbs_lock_on_a_file_it_rewrites(
+    make_kb: Callable[..., KnowledgeBase],
+) -> None:
+    kb = make_kb({"a.md": "# A\n", "b.md": "see [a](a.md)\n"})
+    kb.ingest()
+    linking = kb.notes_root / "b.md"
+    done = threading.Event()
+
+    def move() -> None:
+        kb.move(kb.find_note("a.md", cwd=kb.notes_root), str(kb.notes_root / "c.md"))
+        done.set()
+
+    with note_locks(kb.config.index_dir, [linking]):  # an assistant's write under way
+        mover = threading.Thread(target=move)
+        mover.start()
+        time.sleep(0.5)
+        assert not done.is_set() and linking.read_text(encoding="utf-8") == "see [a](a.md)\n"
+    mover.join(30)
+    assert done.is_set() and (kb.notes_root / "c.md").exists()
+    assert linking.read_text(encoding="utf-8") == "see [a](c.md)\n"
 
 
 # -- one confinement for every answer -------------------------------------------------------
