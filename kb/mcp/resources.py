@@ -89,7 +89,7 @@ def add_resources(server: KbServer, kb: KnowledgeBase) -> None:
             raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from None
         page = choices[offset : offset + PAGE]
         # A note replaced by a link out of the roots since the ingest is left out.
-        page = await anyio.to_thread.run_sync(lambda: [c for c in page if kb.guarded.shown(c.id)])
+        page = await anyio.to_thread.run_sync(lambda: [c for c in page if kb.guarded.shown(c.path)])
         listed = [
             Resource(
                 uri=note_uri(choice.path),

@@ -191,7 +191,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
                 f"{exc}; shorten or fix the query (its language is in search's description)"
             )
         results.hits = [
-            h for h in results.hits if h.note_id not in hidden and kb.guarded.shown(h.note_id)
+            h for h in results.hits if h.note_id not in hidden and kb.guarded.shown(h.path)
         ]
         page = results.hits[offset : offset + limit]
         pieces, shown = fitting(render.hit(offset + i + 1, h) for i, h in enumerate(page))
@@ -367,7 +367,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         hidden = kb.guarded.hidden()
         wanted = offset + limit + 1 + len(hidden)
         notes = kb.list_notes(filters, query or None, sort, reverse, wanted)
-        notes = [n for n in notes if n.id not in hidden and kb.guarded.shown(n.id)]
+        notes = [n for n in notes if n.id not in hidden and kb.guarded.shown(n.path)]
         return _listing(notes, offset, limit, "list_notes", shape, "notes")
 
     @server.tool(annotations=_READ)
@@ -387,7 +387,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
 
         hidden = kb.guarded.hidden()
         notes = kb.list_notes(ListFilters(), sort=by, limit=limit + len(hidden))
-        notes = [n for n in notes if n.id not in hidden and kb.guarded.shown(n.id)]
+        notes = [n for n in notes if n.id not in hidden and kb.guarded.shown(n.path)]
         return _listing(notes, 0, limit, "recent", [], "notes changed last")
 
     @server.tool(annotations=_READ)

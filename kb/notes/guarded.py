@@ -7,6 +7,7 @@ lands over a save made since. The facade keeps one-line methods over this class.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,6 @@ from kb.notes.note_lock import note_locks
 from kb.notes.safe_paths import (
     checked_file,
     folder_inside,
-    is_inside,
     real_roots,
     refuse_outside,
 )
@@ -107,12 +107,24 @@ class GuardedNotes:
         """Whether ``file`` (a note's file) leads inside the notes roots now."""
         if file is None:
             return False
-        real = Path(os.path.realpath(file))
-        return is_inside(real, real_roots(self._roots()))
+        real = os.path.realpath(file)  # strings: asked for every note an answer names
+        return any(real == root or real.startswith(below) for root, below in self._real_roots)
 
-    def shown(self, note_id: int) -> bool:
-        """Whether the stored note ``note_id`` may be named in an answer."""
-        return self.readable(self._notebook.stored_file(note_id))
+    @functools.cached_property
+    def _real_roots(self) -> list[tuple[str, str]]:
+        return [(str(root), os.path.join(root, "")) for root in real_roots(self._roots())]
+
+    def shown(self, path: str) -> bool:
+        """Whether the stored note at ``path`` (as answers name it) may be named in an
+        answer: its file leads inside the roots now."""
+        config = self._notebook.config
+        root, rel = (config.roots[0].name, path)
+        if config.prefixed:
+            root, _, rel = path.partition("/")
+        try:
+            return self.readable(self._notebook.note_file(root, rel))
+        except KbError:  # a root no longer in kb.yaml
+            return False
 
     def confined_file(self, root: str, rel: str) -> Path | None:
         """The file of a note when it leads inside the roots, else None (not read)."""
@@ -127,24 +139,16 @@ class GuardedNotes:
         found = self._notebook.connections(note, related_limit, self.confined_file)
         outgoing = []
         for link in found.outgoing:
-            if link.path is not None and not self._path_shown(link.path):
+            if link.path is not None and not self.shown(link.path):
                 link = replace(link, path=None, title=None, resolved=False, status="outside")
             outgoing.append(link)
         return replace(
             found,
             outgoing=outgoing,
-            backlinks=[b for b in found.backlinks if self.shown(b.id)],
-            mentions=[m for m in found.mentions if self.shown(m.id)],
-            related=[r for r in found.related if self.shown(r.id)],
+            backlinks=[b for b in found.backlinks if self.shown(b.path)],
+            mentions=[m for m in found.mentions if self.shown(m.path)],
+            related=[r for r in found.related if self.shown(r.path)],
         )
-
-    def _path_shown(self, path: str) -> bool:
-        book = self._notebook
-        try:
-            note = book.find_note(path, cwd=book.home)
-        except KbError:
-            return False
-        return note.path == path and self.shown(note.id)
 
     def hidden(self) -> dict[int, str]:
         """The stored notes (id: path) whose files lead outside the roots. Only a store
@@ -152,7 +156,7 @@ class GuardedNotes:
         none (a note replaced by a link out since the ingest is caught by ``shown``)."""
         if not self._notebook.config.follow_external_symlinks:
             return {}
-        return {c.id: c.path for c in self._notebook.note_choices() if not self.shown(c.id)}
+        return {c.id: c.path for c in self._notebook.note_choices() if not self.shown(c.path)}
 
     def tag_tree(self) -> list[TagNode]:
         """The tags as a tree, the notes outside the roots not counted."""
