@@ -60,6 +60,7 @@ class Notebook(Protocol):
     def note_file(self, root: str, rel: str) -> Path: ...
     def note_ref(self, note_id: int) -> NoteRef: ...
     def note_choices(self) -> list[NoteChoice]: ...
+    def generation(self) -> int: ...
     def tag_counts(self, sort: str = "count") -> list[tuple[str, int]]: ...
     def connections(
         self, note: NoteRef, related_limit: int = 10, file_of: FileOf | None = None
@@ -74,6 +75,7 @@ class Notebook(Protocol):
 class GuardedNotes:
     def __init__(self, notebook: Notebook) -> None:
         self._notebook = notebook
+        self._hidden: tuple[int, dict[int, str]] | None = None  # (store generation, notes)
 
     def _roots(self) -> list[Path]:
         return [root.path for root in self._notebook.config.roots]
@@ -154,9 +156,14 @@ class GuardedNotes:
         """The stored notes (id: path) whose files lead outside the roots. Only a store
         that followed links out (follow_external_symlinks) holds text from outside: else
         none (a note replaced by a link out since the ingest is caught by ``shown``)."""
-        if not self._notebook.config.follow_external_symlinks:
+        book = self._notebook
+        if not book.config.follow_external_symlinks:
             return {}
-        return {c.id: c.path for c in self._notebook.note_choices() if not self.shown(c.path)}
+        generation = book.generation()  # a link re-pointed since is caught by ``shown``
+        if self._hidden is None or self._hidden[0] != generation:
+            outside = {c.id: c.path for c in book.note_choices() if not self.shown(c.path)}
+            self._hidden = (generation, outside)
+        return self._hidden[1]
 
     def tag_tree(self) -> list[TagNode]:
         """The tags as a tree, the notes outside the roots not counted."""
