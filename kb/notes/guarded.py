@@ -1,8 +1,11 @@
 """The notes for a caller that cannot be trusted with paths (the assistant server).
 
-Every file read or written is checked to lie inside the notes roots (``kb.notes.safe_paths``)
-and every write names the content hash it read (``kb.notes.writing``), so a write never
-lands over a save made since. The facade keeps one-line methods over this class.
+Every file read or written is checked to lie inside the notes roots (``kb.notes.safe_paths``),
+and so is every note an answer names (``shown``): text from outside the roots reaches no
+answer, whatever the store holds. Every write names the content hash it read
+(``kb.notes.writing``) and holds kb's write lock on the note from that check to the
+rename (``kb.notes.note_lock``), so a write never lands over a save made since. The
+facade keeps one-line methods over this class.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from kb.errors import KbError, UsageError
-from kb.text import clean_line
 from kb.notes.note_lock import note_locks
 from kb.notes.safe_paths import (
     checked_file,
@@ -24,6 +26,7 @@ from kb.notes.safe_paths import (
 )
 from kb.notes.source import NoteSource, Written, front_matter_fields
 from kb.parse.decode import BinaryFile, decode_note
+from kb.text import clean_line
 from kb.notes.writing import (
     appended,
     check_version,
