@@ -6,8 +6,11 @@ tests/integration/test_mcp_races.py."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -319,6 +322,61 @@ async def test_an_append_the_store_cannot_take_says_the_note_was_written(
     assert data["content_hash"] == content_hash(note.read_bytes())
     assert "read-only file system" in data["notice"] and "kb ingest" in data["notice"]
     assert "the note is written" in text
+
+
+APPEND_ON_READ_ONLY_INDEX = """
+import asyncio, json, sys
+from pathlib import Path
+from mcp.client import Client
+from kb.knowledge_base import KnowledgeBase
+from kb.mcp.server import build_server
+
+async def main():
+    with KnowledgeBase.open(Path(sys.argv[1])) as kb:
+        async with Client(build_server(kb, writable=True)) as client:
+            read = await client.call_tool("read_note", {"note": "a.md"})
+            version = read.structured_content["content_hash"]
+            done = await client.call_tool(
+                "append_to_note", {"note": "a.md", "text": "second", "content_hash": version}
+            )
+            print(json.dumps({"error": bool(done.is_error), "text": done.content[0].text}))
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux" or not shutil.which("unshare"), reason="Linux")
+@pytest.mark.parametrize("locks_made_before", [False, True])
+def test_an_append_on_a_read_only_index_mount_is_told_truly(
+    make_kb: Callable[..., KnowledgeBase], locks_made_before: bool
+) -> None:
+    """The real thing where the system allows it: index/ on a read-only bind mount."""
+    kb = make_kb({"a.md": "---\ntitle: A\n---\nfirst\n"})
+    kb.ingest()
+    kb.close()
+    note = kb.notes_root / "a.md"
+    before = note.read_bytes()
+    if locks_made_before:
+        with note_locks(kb.config.index_dir, [note]):
+            pass
+    index = kb.config.index_dir
+    script = (
+        f"mount --bind {index} {index} && mount -o remount,bind,ro {index} || exit 77\n"
+        f"{sys.executable} -c '{APPEND_ON_READ_ONLY_INDEX}' {kb.home}"
+    )
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, check=False
+    )
+    if done.returncode == 77 or "unshare failed" in done.stderr:
+        pytest.skip("no permission to mount here")
+    assert done.returncode == 0, done.stderr
+    told = json.loads(done.stdout.splitlines()[-1])
+    if told["error"]:  # refused: then nothing was written (main wrote it, then said error)
+        assert "nothing was changed" in told["text"] and "read-only" in told["text"]
+        assert note.read_bytes() == before
+    else:  # written: then the answer says so, and that search catches up later
+        assert note.read_text(encoding="utf-8").endswith("second\n")
+        assert "the note is written" in told["text"]
 
 
 async def test_a_write_the_lock_folder_refuses_changes_nothing(
