@@ -177,6 +177,9 @@ def links_text(found: Connections, limit: int) -> str:
         elif link.status in ("tag", "category"):  # a site's list page of a tag or category
             target = one_line(shown_target(link.target, link.anchor, link.kind))
             out.append(f"  {target}  line {link.line}  (the notes with this {link.status})")
+        elif link.status == "outside":  # its note's file leads out of the roots: unnamed
+            target = one_line(shown_target(link.target, link.anchor, link.kind))
+            out.append(f"  {target}  line {link.line}  (a note outside the notes roots)")
         else:
             target = one_line(shown_target(link.target, link.anchor, link.kind))
             why = "no such file" if link.status == "missing-file" else "no such note"

@@ -207,6 +207,11 @@ async def test_notes_reached_through_a_link_out_are_in_no_answer(
         assert "kb://note/leak.md" not in [str(r.uri) for r in listed.resources]
         tags = await client.read_resource("kb://tags")
         no_outside_text(tags.contents[0].text)  # type: ignore[union-attr]
+        (kb.notes_root / "to-leak.md").write_text("[out](leak.md)\n", encoding="utf-8")
+        kb.ingest()
+        error, text, data = await call(client, "links", note="to-leak.md")
+        assert "a note outside the notes roots" in text and "Outside title" not in text
+        assert data["links"][0]["path"] is None and data["links"][0]["title"] is None
         # The notes inside are all still there.
         error, text, data = await call(client, "links", note="target.md")
         assert [b["path"] for b in data["backlinks"]] == ["linker.md"]
