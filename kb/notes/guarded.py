@@ -225,13 +225,23 @@ class GuardedNotes:
                 f"folder {clean_line(chosen or '.')!r} is one kb does not read ({skipped}); "
                 "give a folder whose notes kb ingests"
             )
+        made = [f for f in (target, *target.parents) if not f.exists()]  # innermost first
         path = new_note_file(target, title, tags)
+        skipped = self._unread_folder(Path(os.path.realpath(path)))
+        if skipped:  # the name itself is one exclude: names (a title like x.tmp)
+            path.unlink()
+            for folder in made:
+                folder.rmdir()
+            raise UsageError(
+                f"a note titled {clean_line(title)!r} would be {clean_line(path.name)}, which "
+                f"kb does not read ({skipped}); nothing was created, choose another title"
+            )
         unindexed = self._index(path)
         note = self._created(path)
         return Written(note, content_hash(path.read_bytes()), unindexed)
 
     def _unread_folder(self, target: Path) -> str:
-        """Why kb's walk skips the (real) folder ``target``; '' when it reads it."""
+        """Why kb's walk skips the (real) folder or file ``target``; '' when it reads it."""
         from kb.ingest.walk import exclusion_rule  # deferred: the walk's rules, on first use
 
         config = self._notebook.config

@@ -244,6 +244,17 @@ async def test_new_note_only_where_kb_reads(
     assert sorted(p for p in kb.home.rglob("*") if "index" not in p.parts) == before
 
 
+async def test_new_note_whose_name_kb_excludes_creates_nothing(
+    make_kb: Callable[..., KnowledgeBase],
+) -> None:
+    kb = make_kb({"earlier.md": "# Earlier\n"}, 'roots: [notes]\nexclude: ["*-draft.md"]\n')
+    kb.ingest()
+    async with Client(build_server(kb, writable=True)) as client:
+        error, text, _ = await call(client, "new_note", title="Plan draft", folder="inbox")
+    assert error and "plan-draft.md" in text and "nothing was created" in text, text
+    assert not (kb.notes_root / "inbox").exists()
+
+
 async def test_new_note_answers_with_the_note_it_created(
     make_kb: Callable[..., KnowledgeBase],
 ) -> None:
