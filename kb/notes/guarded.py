@@ -230,8 +230,8 @@ class GuardedNotes:
         skipped = self._unread_folder(Path(os.path.realpath(path)))
         if skipped:  # the name itself is one exclude: names (a title like x.tmp)
             path.unlink()
-            for folder in made:
-                folder.rmdir()
+            for empty in made:
+                empty.rmdir()
             raise UsageError(
                 f"a note titled {clean_line(title)!r} would be {clean_line(path.name)}, which "
                 f"kb does not read ({skipped}); nothing was created, choose another title"
