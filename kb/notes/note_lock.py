@@ -41,15 +41,14 @@ def lock_file(index_dir: Path, note: Path) -> Path:
 
 
 @contextlib.contextmanager
-def note_locks(
-    index_dir: Path, notes: Iterable[Path], wait: float = WAIT_SECONDS
-) -> Iterator[None]:
+def note_locks(index_dir: Path, notes: Iterable[Path], wait: float | None = None) -> Iterator[None]:
     """Hold kb's write lock on every note of ``notes``, taken in one order (so two
     writers of several notes never wait for each other); a KbError, nothing written,
     when the index folder cannot hold the lock files or another writer holds one past
-    ``wait`` seconds."""
+    ``wait`` seconds (WAIT_SECONDS by default)."""
     import fcntl  # deferred: on first use
 
+    wait = WAIT_SECONDS if wait is None else wait
     wanted = {lock_file(index_dir, Path(note)): Path(note) for note in notes}
     held: list[int] = []
     try:

@@ -26,6 +26,7 @@ from mcp.client import Client
 from kb.errors import KbError, StoreError
 from kb.knowledge_base import KnowledgeBase
 from kb.mcp.server import build_server
+from kb.notes import note_lock
 from kb.notes.note_lock import note_locks
 from kb.notes.writing import content_hash
 
@@ -106,6 +107,20 @@ def test_a_save_without_the_lock_in_the_last_moment_is_kept(
     text = note.read_text(encoding="utf-8")
     assert text.endswith("first\neditor save\n")  # main: the save was overwritten
     assert "assistant text" not in text  # refused: the assistant was not told otherwise
+
+
+def test_a_write_that_waits_too_long_for_the_lock_changes_nothing(
+    make_kb: Callable[..., KnowledgeBase], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    kb = make_kb({"a.md": "# A\n"})
+    kb.ingest()
+    note = kb.notes_root / "a.md"
+    monkeypatch.setattr(note_lock, "WAIT_SECONDS", 0.3)
+    with note_locks(kb.config.index_dir, [note]), pytest.raises(KbError) as refused:
+        kb.guarded.append("a.md", "late", content_hash(note.read_bytes()))
+    assert "another kb process has been writing" in str(refused.value)
+    assert "nothing was changed" in str(refused.value)
+    assert note.read_text(encoding="utf-8") == "# A\n"
 
 
 def test_kb_mv_waits_for_kbs_lock_on_a_file_it_rewrites(
