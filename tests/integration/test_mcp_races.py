@@ -153,7 +153,7 @@ def test_two_write_servers_and_an_editor_lose_nothing_in_100_rounds(tmp_path: Pa
 
 
 def test_two_write_servers_and_an_editor_lose_nothing(tmp_path: Path) -> None:
-    assert_nothing_lost(make_home(tmp_path), 12)
+    assert_nothing_lost(make_home(tmp_path), 4)  # the quick loop's look: about 10 s
 
 
 # -- stopping ---------------------------------------------------------------------------------
@@ -231,6 +231,7 @@ def hold_kb_lock(home: Path, note: Path) -> Any:
     return held
 
 
+@pytest.mark.slow  # 6 s each
 @pytest.mark.parametrize("tool", ["append_to_note", "move_note"])
 def test_a_signal_mid_write_finishes_the_write_then_stops(tmp_path: Path, tool: str) -> None:
     home = make_home(tmp_path)
