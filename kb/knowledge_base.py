@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from kb.engines.contract import EngineEntry, SearchEngine
     from kb.ingest.run import IngestStats, ProgressCallback
     from kb.links.check import CheckProblem
-    from kb.links.connections import Connections, Mention, Related
+    from kb.links.connections import Connections, FileOf, Mention, Related
     from kb.links.graph import Graph
     from kb.links.moving import MovePlan
     from kb.links.resolve import LinkIndex
@@ -321,19 +321,42 @@ class KnowledgeBase:
 
         return plan_move(self._store, self.config, note, new_path)
 
-    def move(self, note: NoteRef, new_path: str) -> tuple[MovePlan, IngestStats]:
+    def move(
+        self, note: NoteRef, new_path: str, check: Callable[[MovePlan], None] | None = None
+    ) -> tuple[MovePlan, IngestStats]:
         """Move ``note`` to ``new_path`` and rewrite every link to it, as one transaction
         (``kb.links.move_transaction``), then ingest. The store is brought up to date first, so
-        the plan reads the links as the files hold them."""
+        the plan reads the links as the files hold them; every file the move writes is
+        under kb's write lock (``kb.notes.note_lock``) while it is written, after
+        ``check`` (if given) has seen the plan."""
         # deferred: 5 modules more
         from kb.links.move_transaction import FileChange, move_lock, run_move
+        from kb.notes.note_lock import note_locks  # deferred: on first use
 
         with move_lock(self.config.index_dir):
             self.ingest()
+            note = self._same_note(note)
             plan = self.plan_move(note, new_path)
             changes = [FileChange(f.path, f.before, f.after) for f in plan.files]
-            run_move(self.config.move_journal, plan.source, plan.destination, changes)
+            written = [plan.source, plan.destination, *(f.path for f in plan.files)]
+            with note_locks(self.config.index_dir, written):
+                if check is not None:
+                    check(plan)
+                run_move(self.config.move_journal, plan.source, plan.destination, changes)
         return plan, self.ingest()
+
+    def _same_note(self, note: NoteRef) -> NoteRef:
+        """``note`` as the store holds it now: an ingest that started over (the knowledge
+        base moved to another folder, a setting changed) gives every note a new id."""
+        from kb.notes.naming import note_ref  # deferred: 2 modules more
+
+        row = self._store.notes.by_id(note.id)
+        if row is not None and row.path == note.path:
+            return note
+        found = self._store.notes.by_path(note.path) if note.path else None
+        if found is None:
+            raise KbError(f"{note.path} is no longer in the store; run 'kb ingest'")
+        return note_ref(self._store, found.id)
 
     def finish_interrupted_move(self) -> str | None:
         """Finish or undo a ``kb mv`` a kill interrupted (every file wholly before or
@@ -369,27 +392,32 @@ class KnowledgeBase:
         return note_ref(self._store, note_id)
 
     @_store_errors
-    def connections(self, note: NoteRef, related_limit: int = 10) -> Connections:
-        """Outgoing links, backlinks, unlinked mentions and related notes of one note."""
+    def connections(
+        self, note: NoteRef, related_limit: int = 10, file_of: FileOf | None = None
+    ) -> Connections:
+        """Outgoing links, backlinks, unlinked mentions and related notes of one note; the
+        lines around links and mentions are read from the files ``file_of`` gives (a
+        note's file by default; None: not read)."""
         from kb.links.connections import Connections, backlinks, outgoing  # deferred: on first use
 
+        reader = file_of or self.note_file
         return Connections(
             note,
             outgoing=outgoing(self._store, note.id),
-            backlinks=backlinks(self._store, note.id, self.note_file),
-            mentions=self.mentions(note.id),
+            backlinks=backlinks(self._store, note.id, reader),
+            mentions=self.mentions(note.id, reader),
             related=self.related(note.id, related_limit),
         )
 
     @_store_errors
-    def mentions(self, note_id: int) -> list[Mention]:
+    def mentions(self, note_id: int, file_of: FileOf | None = None) -> list[Mention]:
         from kb.links.mentions import mentions  # deferred: 5 modules more
 
         return mentions(
             self._store,
             self.engine(),
             note_id,
-            self.note_file,
+            file_of or self.note_file,
             self._mention_terms(note_id),
             self.config.mention_ignore,
         )

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from kb.text import clean_line
 
-FileOf = Callable[[str, str], Path]  # (root name, path inside the root) -> the note's file
+# (root name, path inside the root) -> the note's file, or None when it may not be read
+FileOf = Callable[[str, str], Path | None]
 
 if TYPE_CHECKING:
     from kb.notes.naming import NoteRef
@@ -171,7 +172,9 @@ def _around(line: str, written: str, width: int = 2 * CONTEXT_CHARS) -> str:
 # -- mentions -------------------------------------------------------------------------------
 
 
-def read_note_file(path: Path) -> str:
+def read_note_file(path: Path | None) -> str:
+    if path is None:  # a file the caller may not read (kb mcp: one leading out of the roots)
+        return ""
     try:
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError:

@@ -16,7 +16,8 @@ from kb.parse.fences import code_lines
 from kb.query.stopwords import is_stop_word
 from kb.text import CJK_CHAR, clean_line
 
-FileOf = Callable[[str, str], Path]  # (root name, path inside the root) -> the note's file
+# (root name, path inside the root) -> the note's file, or None when it may not be read
+FileOf = Callable[[str, str], Path | None]
 
 if TYPE_CHECKING:
     from kb.engines.contract import EngineHit, SearchEngine

@@ -63,10 +63,14 @@ def add_resources(server: KbServer, kb: KnowledgeBase) -> None:
         from kb.text import json_text  # deferred: on first use
 
         try:
-            counts = kb.tag_counts("count")
+            counts = kb.guarded.tag_counts("count")
         except KbError as exc:
             raise ResourceError(str(exc)) from None
         return json_text([{"tag": tag, "count": count} for tag, count in counts])
+
+    def shown_choices() -> list[Any]:
+        hidden = kb.guarded.hidden()
+        return [c for c in kb.note_choices() if c.id not in hidden]
 
     async def list_resources(ctx: Any, params: PaginatedRequestParams) -> ListResourcesResult:
 
@@ -80,10 +84,12 @@ def add_resources(server: KbServer, kb: KnowledgeBase) -> None:
             except KbError as exc:
                 raise MCPError(code=INVALID_PARAMS, message=str(exc)) from None
         try:
-            choices = await anyio.to_thread.run_sync(kb.note_choices)
+            choices = await anyio.to_thread.run_sync(shown_choices)
         except KbError as exc:  # no store yet, or a damaged one: say so, log nothing
             raise MCPError(code=INTERNAL_ERROR, message=str(exc)) from None
         page = choices[offset : offset + PAGE]
+        # A note replaced by a link out of the roots since the ingest is left out.
+        page = await anyio.to_thread.run_sync(lambda: [c for c in page if kb.guarded.shown(c.path)])
         listed = [
             Resource(
                 uri=note_uri(choice.path),

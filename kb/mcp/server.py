@@ -5,12 +5,13 @@ reads easily plus the same facts as structured content."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from kb import __version__
 from kb.errors import UsageError
@@ -18,9 +19,11 @@ from kb.mcp import render
 from kb.mcp.answers import answer, capped, fitting, guarded
 from kb.notes.paging import cursor_offset, decode_cursor, encode_cursor, page_end
 from kb.query.syntax import QuerySyntaxError
+from kb.text import clean_line, one_line
 
 if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
+    from kb.notes.source import Written
 
 WRITE_TOOLS = ("new_note", "append_to_note", "replace_in_note", "move_note")
 SEARCH_LIMIT = 10  # hits in one search answer, by default
@@ -68,6 +71,10 @@ class KbServer(MCPServer[Any]):
     def __init__(self, writable: bool, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.writable = writable
+        # Stopping (kb.mcp.transport): a signal waits for the writes under way, no more start.
+        self.writes_under_way = 0
+        self.stopping = False
+        self.when_writes_done: Callable[[], None] | None = None
 
     @property
     def lowlevel(self) -> Any:
@@ -76,12 +83,42 @@ class KbServer(MCPServer[Any]):
         return self._lowlevel_server
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        if name in WRITE_TOOLS and not self.writable:
+        writes = name in WRITE_TOOLS
+        if writes and not self.writable:
             raise ToolError(
                 f"{name} changes notes, and this server is read-only; "
                 "the user can start it as 'kb mcp --write' to allow changes"
             )
-        return await super().call_tool(name, arguments, context)
+        if writes and self.stopping:
+            raise ToolError(f"kb mcp is stopping; {name} was not done, nothing was changed")
+        self.writes_under_way += writes
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):  # the arguments, not kb
+                raise ToolError(argument_errors(name, exc.__cause__)) from None
+            raise
+        finally:
+            self.writes_under_way -= writes
+            if self.stopping and not self.writes_under_way and self.when_writes_done:
+                self.when_writes_done()
+
+
+def argument_errors(tool: str, error: ValidationError) -> str:
+    """Arguments that fail a tool's input schema, in one line naming each one."""
+    said = []
+    for problem in error.errors()[:5]:
+        where = ".".join(str(part) for part in problem["loc"]) or "the arguments"
+        if problem["type"] == "missing":
+            said.append(f"{where} is required")
+            continue
+        message = str(problem["msg"])
+        given = one_line(repr(problem.get("input")))
+        given = given if len(given) <= 60 else given[:59] + "…"
+        said.append(f"{where}: {message[:1].lower()}{message[1:]} (given: {given})")
+    more = len(error.errors()) - len(said)
+    tail = f"; and {more} more" if more > 0 else ""
+    return one_line(f"{tool}: " + "; ".join(said) + tail + "; see the tool's input schema")
 
 
 def build_server(kb: KnowledgeBase, writable: bool = False) -> KbServer:
@@ -145,12 +182,17 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
             if fields.get("q") != query:
                 raise_usage("that cursor belongs to another query; repeat its query or drop it")
             offset = cursor_offset(fields)
+        hidden = kb.guarded.hidden()  # notes whose text lies outside the roots: never shown
+        wanted = offset + limit + 1 + len(hidden)
         try:
-            results = kb.search(query, limit=offset + limit + 1, exact=exact, lexical=lexical)
+            results = kb.search(query, limit=wanted, exact=exact, lexical=lexical)
         except QuerySyntaxError as exc:
             raise_usage(
                 f"{exc}; shorten or fix the query (its language is in search's description)"
             )
+        results.hits = [
+            h for h in results.hits if h.note_id not in hidden and kb.guarded.shown(h.path)
+        ]
         page = results.hits[offset : offset + limit]
         pieces, shown = fitting(render.hit(offset + i + 1, h) for i, h in enumerate(page))
         more = len(results.hits) > offset + shown
@@ -227,7 +269,7 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         mentions (notes that name it without linking), and related notes with the reason
         each is related (shared tags, links in common, similar words). Use it to follow a
         topic across notes or to find what else the user wrote about it."""
-        found = kb.connections(kb.guarded.source(note).note, related_limit=min(limit, 100))
+        found = kb.guarded.connections(kb.guarded.source(note).note, min(limit, 100))
         text = capped(render.links_text(found, limit), "call links with a smaller limit")
         return answer(text, render.links_data(found, limit))
 
@@ -322,7 +364,10 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
             reverse,
         ]
         offset = _offset(cursor, "list_notes", shape)
-        notes = kb.list_notes(filters, query or None, sort, reverse, offset + limit + 1)
+        hidden = kb.guarded.hidden()
+        wanted = offset + limit + 1 + len(hidden)
+        notes = kb.list_notes(filters, query or None, sort, reverse, wanted)
+        notes = [n for n in notes if n.id not in hidden and kb.guarded.shown(n.path)]
         return _listing(notes, offset, limit, "list_notes", shape, "notes")
 
     @server.tool(annotations=_READ)
@@ -340,7 +385,9 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         first: what they are working on now."""
         from kb.notes.listing import ListFilters  # deferred: 2 modules more
 
-        notes = kb.list_notes(ListFilters(), sort=by, limit=limit)
+        hidden = kb.guarded.hidden()
+        notes = kb.list_notes(ListFilters(), sort=by, limit=limit + len(hidden))
+        notes = [n for n in notes if n.id not in hidden and kb.guarded.shown(n.path)]
         return _listing(notes, 0, limit, "recent", [], "notes changed last")
 
     @server.tool(annotations=_READ)
@@ -358,10 +405,9 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         """Every tag used in the notes with its number of notes (or as a tree of
         hierarchical tags). Use a tag with search (tag:name) or list_notes (tag)."""
         if tree:
-            nodes = kb.tag_tree()
-            text, data = render.tag_tree(nodes)
+            text, data = render.tag_tree(kb.guarded.tag_tree())
             return answer(text, data)
-        counts = kb.tag_counts(sort)
+        counts = kb.guarded.tag_counts(sort)  # no note outside the roots counted
         offset = _offset(cursor, "tags", [sort])
         page = counts[offset : offset + limit]
         pieces, shown = fitting(f"#{t}  {n}\n" for t, n in page)
@@ -396,7 +442,8 @@ def _read_tools(server: KbServer, kb: KnowledgeBase) -> None:
         notes they may have meant), links to missing files or headings, ambiguous
         wikilinks, duplicate titles, front matter that could not be read. Each with
         path, line, kind and message."""
-        problems = kb.check()
+        hidden = set(kb.guarded.hidden().values())  # notes outside the roots: never named
+        problems = [p for p in kb.check() if p.path not in hidden]
         kinds = sorted({p.kind for p in problems})
         chosen = [
             p
@@ -472,10 +519,7 @@ def _write_tools(server: KbServer, kb: KnowledgeBase) -> None:
         and tags, then a heading), in a folder inside the notes root; returns its path
         and content_hash, ready for append_to_note. Search first: the user may already
         have a note on this."""
-        file = kb.guarded.create(title, folder, tags)
-        source = kb.guarded.source(str(file))
-        text = f"created {source.note.path}\ncontent_hash: {source.hash}\n"
-        return answer(text, {"path": source.note.path, "content_hash": source.hash})
+        return _written("created", kb.guarded.create(title, folder, tags))
 
     @server.tool(annotations=_WRITE)
     @guarded
@@ -486,11 +530,7 @@ def _write_tools(server: KbServer, kb: KnowledgeBase) -> None:
     ) -> CallToolResult:
         """Add Markdown at the end of a note. Name the content_hash read_note gave; if
         the user changed the file since, nothing is written and you must read it again."""
-        ref, digest = kb.guarded.append(note, text, content_hash)
-        return answer(
-            f"appended to {ref.path}\ncontent_hash: {digest}\n",
-            {"path": ref.path, "content_hash": digest},
-        )
+        return _written("appended to", kb.guarded.append(note, text, content_hash))
 
     @server.tool(annotations=_WRITE)
     @guarded
@@ -510,11 +550,7 @@ def _write_tools(server: KbServer, kb: KnowledgeBase) -> None:
         """Replace one exact passage of a note with new text. old_text must occur once in
         the note as read_note returned it; name that content_hash. Refused, with nothing
         written, when the text occurs zero or several times or the file changed since."""
-        ref, digest = kb.guarded.replace(note, old_text, new_text, content_hash)
-        return answer(
-            f"replaced in {ref.path}\ncontent_hash: {digest}\n",
-            {"path": ref.path, "content_hash": digest},
-        )
+        return _written("replaced in", kb.guarded.replace(note, old_text, new_text, content_hash))
 
     @server.tool(annotations=_WRITE)
     @guarded
@@ -542,6 +578,21 @@ def _write_tools(server: KbServer, kb: KnowledgeBase) -> None:
         return answer(
             text, {"path": moved.note.path, "content_hash": moved.hash, "files_changed": len(files)}
         )
+
+
+def _written(what: str, done: Written) -> CallToolResult:
+    """The answer to a write: the note written and its new content_hash, and, when the
+    store could not take the change, that the note is written all the same."""
+    text = f"{what} {one_line(done.note.path)}\ncontent_hash: {done.content_hash}\n"
+    data: dict[str, Any] = {"path": done.note.path, "content_hash": done.content_hash}
+    if done.unindexed:
+        notice = (
+            f"the note is written, but search does not see the change yet "
+            f"({clean_line(done.unindexed)}); 'kb ingest' catches up"
+        )
+        text += f"notice: {notice}\n"
+        data["notice"] = notice
+    return answer(text, data)
 
 
 def raise_usage(message: str) -> NoReturn:

@@ -3,6 +3,8 @@ bearer token."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 import os
 import sys
@@ -12,12 +14,14 @@ if TYPE_CHECKING:
     from kb.mcp.server import KbServer
 
 log = logging.getLogger("kb.mcp")
+ANSWER_SECONDS = 0.2  # after the last write under way, before a signalled stop
 
 
 def serve_stdio(server: KbServer) -> None:
     """Serve until the client closes stdin. A client that goes away mid-call (its end of
     stdout closed) ends the server quietly with exit 0; any other failure is one line on
     stderr and exit 1, never a traceback."""
+    stop_on_signals(server)
     try:
         server.run("stdio")
     except BaseException as exc:  # the SDK's task groups wrap what went wrong
@@ -31,6 +35,32 @@ def serve_stdio(server: KbServer) -> None:
         log.error("stopped: %s: %s", type(first).__name__, first)
         _quiet_stdout()
         raise SystemExit(1) from None
+
+
+def stop_on_signals(server: KbServer) -> None:
+    """SIGINT and SIGTERM end the server promptly: at once when no write is under way,
+    else as soon as the writes under way have finished and been answered (a write, or a
+    move, is never cut off halfway; no new one starts meanwhile). Without this the SDK
+    stops answering on Ctrl-C but waits for stdin to close."""
+    import signal  # deferred: 1 module more
+
+    def stop(signum: int) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            sys.stdout.flush()
+        os._exit(128 + signum)  # the SDK's reader thread would wait for stdin: don't
+
+    def asked(signum: int, _frame: object) -> None:
+        server.stopping = True
+        if not server.writes_under_way:
+            stop(signum)
+
+        def writes_done() -> None:  # the answer to the last write goes out first
+            asyncio.get_running_loop().call_later(ANSWER_SECONDS, stop, signum)
+
+        server.when_writes_done = writes_done
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, asked)
 
 
 def _leaves(error: BaseException) -> list[BaseException]:

@@ -27,10 +27,23 @@ def create_note(root: Path, folder: str, title: str, setting: str) -> Path:
     if target != root and root not in target.parents:
         raise UsageError(f"{setting}: {folder!r} is outside the notes root {root}")
     target.mkdir(parents=True, exist_ok=True)
-    existing = {p.name.casefold() for p in target.iterdir()}
-    path = target / new_note_name(title, existing)
-    path.write_text(new_note_text(title), encoding="utf-8")
-    return path
+    return write_new_note(target, title, new_note_text(title))
+
+
+def write_new_note(folder: Path, title: str, text: str) -> Path:
+    """A new file in ``folder`` named after ``title`` holding ``text``; never over a file
+    made meanwhile, by kb or anyone (created exclusively: a name taken between the
+    listing and the creation gets the next number)."""
+    existing = {p.name.casefold() for p in folder.iterdir()}
+    while True:
+        path = folder / new_note_name(title, existing)
+        try:
+            with path.open("x", encoding="utf-8") as out:
+                out.write(text)
+        except FileExistsError:
+            existing.add(path.name.casefold())
+            continue
+        return path
 
 
 def new_note_text(title: str, today: date | None = None, tags: list[str] | None = None) -> str:

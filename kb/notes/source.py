@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from kb.notes.listing import NoteDetails
@@ -20,6 +20,15 @@ class NoteSource:
     hash: str  # of the file's bytes (kb.notes.writing.content_hash)
     front_matter: dict[str, Any]
     details: NoteDetails
+
+
+class Written(NamedTuple):
+    """A note a caller changed or created, its new content hash, and why the store could
+    not take the change yet ('' when it did)."""
+
+    note: NoteRef
+    content_hash: str
+    unindexed: str
 
 
 def front_matter_fields(markdown: str) -> dict[str, Any]:

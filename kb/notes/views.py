@@ -17,8 +17,11 @@ from kb.notes.facts import NoteFacts, read_facts
 from kb.text import clean_line
 
 if TYPE_CHECKING:
-    from kb.links.connections import FileOf
+    from collections.abc import Callable
+
     from kb.store import Store
+
+    FileOf = Callable[[str, str], Path]  # (root name, path inside the root) -> the note's file
 
 
 @dataclass(frozen=True, slots=True)

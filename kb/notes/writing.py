@@ -82,30 +82,72 @@ def check_version(path: Path, data: bytes, expected: str) -> None:
 
 def write_if_unchanged(path: Path, expected: str, new_text: str) -> str:
     """Write ``new_text`` (UTF-8) to ``path`` when the file still has the hash
-    ``expected``; returns the new hash. The bytes are checked again right before the
-    rename, so an editor's save in between is never overwritten."""
-    data, _ = read_versioned(path)
-    check_version(path, data, expected)
-    if not path.stat().st_mode & stat.S_IWUSR:  # its owner made it read-only: respect that
-        raise UsageError(f"{clean_line(path.name)} is read-only; nothing was changed")
-    encoded = new_text.encode("utf-8")
+    ``expected``; returns the new hash. The caller holds kb's write lock on the note
+    (``kb.notes.note_lock``), so no other kb writer is between the check and the rename;
+    the bytes are checked again right before the rename, and the old file once more after
+    it: a save by a program without the lock that lands in between is put back and the
+    write refused, as ``kb mv`` does."""
     try:
-        mode = path.stat().st_mode & 0o7777
-        fd, temp = tempfile.mkstemp(prefix=".kb-", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(encoded)
-                out.flush()
-                os.fsync(out.fileno())
-            Path(temp).chmod(mode)
-            check_version(path, path.read_bytes(), expected)
-            Path(temp).replace(path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+        old = os.open(path, os.O_RDONLY)
     except OSError as exc:
         raise KbError(os_error_message(exc, path)) from exc
+    try:
+        info = os.fstat(old)
+        check_version(path, _read_all(old), expected)
+        if not info.st_mode & stat.S_IWUSR:  # its owner made it read-only: respect that
+            raise UsageError(f"{clean_line(path.name)} is read-only; nothing was changed")
+        encoded = new_text.encode("utf-8")
+        _replace_checked(path, old, info, encoded, expected)
+    except OSError as exc:
+        raise KbError(os_error_message(exc, path)) from exc
+    finally:
+        os.close(old)
     return content_hash(encoded)
+
+
+def _replace_checked(
+    path: Path, old: int, info: os.stat_result, encoded: bytes, expected: str
+) -> None:
+    temp = _written_beside(path, encoded, info.st_mode & 0o7777)
+    try:
+        check_version(path, path.read_bytes(), expected)
+        Path(temp).replace(path)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    late = os.fstat(old)
+    if (late.st_size, late.st_mtime_ns) != (info.st_size, info.st_mtime_ns):
+        # Written between the last check and the rename by a program that does not take
+        # kb's lock: its bytes go back in place of ours, and the caller reads again.
+        back = _written_beside(path, _read_all(old), info.st_mode & 0o7777)
+        Path(back).replace(path)
+        raise UsageError(
+            f"{clean_line(path.name)} changed while kb was writing it; nothing was changed, "
+            "read the note again"
+        )
+
+
+def _written_beside(path: Path, data: bytes, mode: int) -> str:
+    """A new temporary file beside ``path`` holding ``data`` (synced, mode ``mode``)."""
+    fd, temp = tempfile.mkstemp(prefix=".kb-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        Path(temp).chmod(mode)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+    return temp
+
+
+def _read_all(descriptor: int) -> bytes:
+    os.lseek(descriptor, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(descriptor, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def utf8_text(path: Path, data: bytes) -> str:
@@ -121,7 +163,7 @@ def utf8_text(path: Path, data: bytes) -> str:
 def new_note_file(folder: Path, title: str, tags: list[str]) -> Path:
     """Write a new note from ``kb new``'s template into ``folder`` (checked by the caller
     to lie inside a root); its name never replaces an existing file."""
-    from kb.notes.editing import new_note_name, new_note_text  # deferred: 4 modules more
+    from kb.notes.editing import new_note_text, write_new_note  # deferred: 4 modules more
 
     if not title.strip():
         raise UsageError("a new note needs a title")
@@ -132,10 +174,7 @@ def new_note_file(folder: Path, title: str, tags: list[str]) -> Path:
             )
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        existing = {p.name.casefold() for p in folder.iterdir()}
-        path = folder / new_note_name(title, existing)
-        with path.open("x", encoding="utf-8") as out:  # never over a file made meanwhile
-            out.write(new_note_text(title, tags=tags))
+        path = write_new_note(folder, title, new_note_text(title, tags=tags))
     except OSError as exc:
         raise KbError(os_error_message(exc, folder)) from exc
     return path
