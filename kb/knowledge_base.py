@@ -315,7 +315,10 @@ class KnowledgeBase:
         """One read-only SQL statement over the store's documented views (``kb sql``)."""
         from kb.store.sql import read_only_query  # deferred: on first use
 
-        return read_only_query(self.config.store_path, query)
+        settings = self.config
+        return read_only_query(
+            settings.store_path, query, settings.sql_time_limit, settings.sql_max_rows
+        )
 
     # -- connections ------------------------------------------------------------------
 
