@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb.engines.registry import configured_entry
+from kb.engines.registry import configured_entry, engine_names
 from kb.errors import KbError, StoreError, os_error_message
 from kb.ingest.lock import ingest_lock
 from kb.ingest.run import Ingester, IngestStats, ProgressCallback
@@ -180,14 +180,16 @@ def _remove_database(path: Path, main: bool = True) -> None:
 
 def _chosen_engine(path: Path) -> str | None:
     """The engine chosen with ``--engine`` in the old store, which a rebuild keeps; None
-    when the old store cannot tell (missing or damaged)."""
+    when the old store cannot tell (missing or damaged) or names an engine kb does not
+    know (the rebuild then takes kb.yaml's or the default)."""
     try:
         store = Store.open(path, create=False, check=False)  # a damaged store may tell
     except KbError:
         return None
     try:
         with store_errors(path):
-            return store.meta.get("engine")
+            chosen = store.meta.get("engine")
+        return chosen if chosen in engine_names() else None
     except KbError:
         return None
     finally:
