@@ -286,10 +286,16 @@ class KnowledgeBase:
 
         return plan_move(self._store, self.config, note, new_path)
 
-    def move(self, note: NoteRef, new_path: str) -> tuple[MovePlan, IngestStats]:
+    def move(
+        self,
+        note: NoteRef,
+        new_path: str,
+        moved: Callable[[MovePlan], None] | None = None,
+    ) -> tuple[MovePlan, IngestStats]:
         """Move ``note`` to ``new_path`` and rewrite every link to it, as one transaction
         (``kb.move_transaction``), then ingest. The store is brought up to date first, so
-        the plan reads the links as the files hold them."""
+        the plan reads the links as the files hold them. ``moved`` is told the plan as
+        soon as the files are moved, before the last ingest (which Ctrl-C may stop)."""
         # deferred: 5 modules more
         from kb.links.move_transaction import FileChange, move_lock, run_move
 
@@ -298,6 +304,8 @@ class KnowledgeBase:
             plan = self.plan_move(note, new_path)
             changes = [FileChange(f.path, f.before, f.after) for f in plan.files]
             run_move(self.config.move_journal, plan.source, plan.destination, changes)
+            if moved is not None:
+                moved(plan)
         return plan, self.ingest()
 
     def finish_interrupted_move(self) -> str | None:

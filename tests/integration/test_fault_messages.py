@@ -48,3 +48,42 @@ def test_an_unknown_engine_in_the_store_names_the_way_out_and_rebuild_takes_it(
     assert rebuilt.exit_code == 0, rebuilt.stderr
     found = run_cli(kb, "search", "zebracorn")
     assert found.exit_code == 0 and "a.md" in found.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "code"), [(15, 143), (2, 130)], ids=["SIGTERM", "Ctrl-C"])
+def test_kb_mv_stopped_after_the_move_says_it_moved(
+    make_kb: Callable[..., KnowledgeBase], signum: int, code: int
+) -> None:
+    import subprocess
+    import sys
+
+    kb = make_kb({"t.md": "# T\n", "l.md": "# L\n\nsee [t](t.md)\n"})
+    kb.ingest()
+    destination = kb.notes_root / "u.md"
+    # The signal comes during the ingest that follows the move (the second ingest of kb mv).
+    script = (
+        "import os, sys, time\n"
+        "from kb.knowledge_base import KnowledgeBase\n"
+        "ingest = KnowledgeBase.ingest\n"
+        "calls = []\n"
+        "def stopped(self, *args, **kwargs):\n"
+        "    calls.append(1)\n"
+        "    if len(calls) == 2:\n"
+        f"        os.kill(os.getpid(), {signum})\n"
+        "        time.sleep(10)\n"
+        "    return ingest(self, *args, **kwargs)\n"
+        "KnowledgeBase.ingest = stopped\n"
+        "from kb.cli import main\n"
+        f"sys.argv = ['kb', '--kb', {str(kb.home)!r}, 'mv', 't.md', {str(destination)!r}]\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == code
+    assert "nothing was changed" not in done.stderr
+    assert done.stderr.count("\n") == 1
+    assert "kb: moved " in done.stderr and "run 'kb ingest'" in done.stderr
+    assert (kb.notes_root / "u.md").exists() and not (kb.notes_root / "t.md").exists()
+    assert "(u.md)" in (kb.notes_root / "l.md").read_text(encoding="utf-8")
