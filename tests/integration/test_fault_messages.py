@@ -5,6 +5,7 @@ a change."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -87,3 +88,34 @@ def test_kb_mv_stopped_after_the_move_says_it_moved(
     assert "kb: moved " in done.stderr and "run 'kb ingest'" in done.stderr
     assert (kb.notes_root / "u.md").exists() and not (kb.notes_root / "t.md").exists()
     assert "(u.md)" in (kb.notes_root / "l.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.skipif(not Path("/proc/self/exe").exists(), reason="needs Linux's /proc")
+def test_a_symlink_that_cannot_be_read_is_skipped_with_a_warning(
+    make_kb: Callable[..., KnowledgeBase],
+) -> None:
+    """``roots: [/]`` met /proc/N/exe of a process that had ended, whose link cannot be
+    read (realpath raises), and the whole ingest stopped on it."""
+    import subprocess
+    import time
+
+    ended = subprocess.Popen(["true"])  # not waited for yet: its /proc entry stays
+    try:
+        deadline = time.monotonic() + 10
+        exe = Path(f"/proc/{ended.pid}/exe")
+        while time.monotonic() < deadline:
+            try:
+                exe.readlink()
+            except FileNotFoundError:
+                break  # ended: its exe cannot be read
+            time.sleep(0.05)
+        else:
+            pytest.skip("the process did not end")
+        kb = make_kb({"a.md": "# A\n"})
+        (kb.notes_root / "exe.md").symlink_to(exe)
+        result = run_cli(kb, "ingest")
+        assert result.exit_code == 0, result.stderr
+        assert "added 1," in result.stdout
+        assert "warning: exe.md: symlink that cannot be read; skipped" in result.stderr
+    finally:
+        ended.wait()
