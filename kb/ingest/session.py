@@ -47,7 +47,10 @@ def write_store(
                 # read, and the caches are keyed by the store's generation.
                 stats = _ingest_into(config, path, paths, False, progress, None, reset_readers)
             if embed:
-                _embed(config, path, stats, progress)
+                try:
+                    _embed(config, path, stats, progress)
+                except (StoreError, OSError) as exc:
+                    raise _embedding_stopped(stats, exc) from exc
             return stats
     except OSError as exc:
         raise StoreError(os_error_message(exc)) from exc
@@ -165,6 +168,18 @@ def _embed(
         message = f"search by meaning skips this note (the embedder failed: {why})"
         stats.problems.append((note, Problem("meaning", message)))
         stats.warnings += 1
+
+
+def _embedding_stopped(stats: IngestStats, exc: StoreError | OSError) -> StoreError:
+    """A failure after the words were committed (a full disk while embedding) says so:
+    the notes are stored, and only search by meaning lags."""
+    cause = os_error_message(exc) if isinstance(exc, OSError) else str(exc)
+    counts = stats.counts()
+    done = ", ".join(f"{key} {counts[key]}" for key in ("added", "updated", "moved", "removed"))
+    return StoreError(
+        f"the notes are stored ({done}) and found by their words, but embedding them for "
+        f"search by meaning stopped: {cause}; 'kb ingest' embeds the rest"
+    )
 
 
 def _beside(path: Path) -> Path:

@@ -119,3 +119,28 @@ def test_a_symlink_that_cannot_be_read_is_skipped_with_a_warning(
         assert "warning: exe.md: symlink that cannot be read; skipped" in result.stderr
     finally:
         ended.wait()
+
+
+def test_a_full_disk_while_embedding_says_the_notes_are_stored(
+    make_kb: Callable[..., KnowledgeBase], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The words commit first; a full disk in the embedding that follows used to say
+    "cannot write the store" as if nothing had been stored."""
+    import errno
+
+    kb = make_kb({"a.md": "# A\n"})
+    kb.ingest()
+    (kb.notes_root / "b.md").write_text("# B\n\nzebracorn\n", encoding="utf-8")
+
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(kb.config.store_path))
+
+    monkeypatch.setattr("kb.ingest.session._embed", full)
+    result = run_cli(kb, "ingest")
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "kb: the notes are stored (added 1, updated 0, moved 0, removed 0) and found by "
+        "their words, but embedding them for search by meaning stopped: disk full: "
+        f"{kb.config.store_path}; 'kb ingest' embeds the rest\n"
+    )
+    assert [hit.path for hit in kb.search("zebracorn").hits] == ["b.md"]  # true: stored
