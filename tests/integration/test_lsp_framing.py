@@ -165,3 +165,14 @@ def test_a_header_glued_to_a_too_short_body_is_still_found(home: Path) -> None:
     server.write(_frame(b'{"jsonrpc": "2.0", "method": "exit"}'))
     server.process.communicate(timeout=WAIT)
     assert server.process.returncode == 0
+
+
+def test_input_that_ends_inside_a_message_exits_with_one_line(home: Path) -> None:
+    server = _started(home)
+    server.write(b'Content-Length: 50\r\n\r\n{"jsonrpc"')
+    assert server.process.stdin is not None
+    server.process.stdin.close()
+    server.process.wait(timeout=WAIT)
+    assert server.process.returncode == 1  # the client went away without a shutdown
+    stderr = server.stderr()
+    assert stderr == "kb lsp: the input ended inside a message; stopping\n"
