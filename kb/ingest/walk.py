@@ -320,7 +320,7 @@ def printable(path: str) -> str:
 
 def _link_allowed(path: str, root_real: str, config: Config) -> bool | None:
     """Whether the walk follows the symlink ``path``; None when where it leads cannot be
-    read (``/proc/N/exe`` of a kernel thread: realpath raises), which is skipped."""
+    read (``/proc/N/exe`` of a process that ended: realpath raises), which is skipped."""
     if config.follow_external_symlinks:
         return True
     try:

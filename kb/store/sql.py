@@ -120,7 +120,7 @@ class _Clock:
                 self.out_of_time = True
                 return 1
             return 0
-        except KeyboardInterrupt:  # Ctrl-C: the query stops, and says so (_stopped)
+        except KeyboardInterrupt:  # Ctrl-C: the query stops, and says so (stopped)
             return 1
 
     def stopped(self, exc: sqlite3.Error) -> BaseException | None:
