@@ -59,6 +59,8 @@ class Config:
     site_url: str = ""
     site_hosts: tuple[str, ...] = ()  # other hosts the site was known by (an old domain)
     lock_wait_seconds: float = 5.0
+    sql_time_limit: float = 5.0  # seconds one kb sql query may run (0: no limit)
+    sql_max_rows: int = 100_000  # rows kb sql prints at most (0: no limit)
     mention_terms: dict[str, str] = field(default_factory=dict)
     mention_ignore: tuple[str, ...] = ()  # titles and aliases that never make a mention
     new_notes_folder: str = ""
@@ -150,6 +152,8 @@ def _config(home: Path, raw: dict[str, Any]) -> Config:
         site_url=str(raw.get("site_url") or "").rstrip("/"),
         site_hosts=tuple(str(h) for h in _string_list(raw.get("site_hosts"), "site_hosts", home)),
         lock_wait_seconds=_lock_wait(raw.get("lock_wait_seconds", 5.0), settings),
+        sql_time_limit=_sql_time_limit(raw.get("sql_time_limit", 5.0), settings),
+        sql_max_rows=_sql_max_rows(raw.get("sql_max_rows", 100_000), settings),
         mention_terms=_mention_terms(raw.get("mention_terms"), warnings),
         mention_ignore=tuple(
             str(n) for n in _string_list(raw.get("mention_ignore"), "mention_ignore", home)
@@ -386,6 +390,25 @@ def _max_file_size(value: Any, settings: Path) -> int:
             f"between 1 byte and {MAX_FILE_SIZE_LIMIT // 1024**3} GB, such as 10MB"
         )
     return size
+
+
+def _sql_time_limit(value: Any, settings: Path) -> float:
+    seconds = float(value)  # not a number: the wrong type, as load_config says
+    if not 0 <= seconds <= MAX_LOCK_WAIT_SECONDS:  # NaN and infinity too
+        raise KbError(
+            f"{settings}: sql_time_limit: {value!r} is not a time kb can use; give "
+            f"seconds between 0 (no limit) and {MAX_LOCK_WAIT_SECONDS}, such as 5"
+        )
+    return seconds
+
+
+def _sql_max_rows(value: Any, settings: Path) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise KbError(
+            f"{settings}: sql_max_rows: {value!r} is not a number of rows; give a whole "
+            "number, 0 for no limit, such as 100000"
+        )
+    return value
 
 
 def _lock_wait(value: Any, settings: Path) -> float:

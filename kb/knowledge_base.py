@@ -322,13 +322,18 @@ class KnowledgeBase:
         return plan_move(self._store, self.config, note, new_path)
 
     def move(
-        self, note: NoteRef, new_path: str, check: Callable[[MovePlan], None] | None = None
+        self,
+        note: NoteRef,
+        new_path: str,
+        check: Callable[[MovePlan], None] | None = None,
+        moved: Callable[[MovePlan], None] | None = None,
     ) -> tuple[MovePlan, IngestStats]:
         """Move ``note`` to ``new_path`` and rewrite every link to it, as one transaction
         (``kb.links.move_transaction``), then ingest. The store is brought up to date first, so
         the plan reads the links as the files hold them; every file the move writes is
         under kb's write lock (``kb.notes.note_lock``) while it is written, after
-        ``check`` (if given) has seen the plan."""
+        ``check`` (if given) has seen the plan. ``moved`` is told the plan as soon as the
+        files are moved, before the last ingest (which Ctrl-C may stop)."""
         # deferred: 5 modules more
         from kb.links.move_transaction import FileChange, move_lock, run_move
         from kb.notes.note_lock import note_locks  # deferred: on first use
@@ -343,6 +348,8 @@ class KnowledgeBase:
                 if check is not None:
                     check(plan)
                 run_move(self.config.move_journal, plan.source, plan.destination, changes)
+            if moved is not None:
+                moved(plan)
         return plan, self.ingest()
 
     def _same_note(self, note: NoteRef) -> NoteRef:
@@ -373,7 +380,10 @@ class KnowledgeBase:
         """One read-only SQL statement over the store's documented views (``kb sql``)."""
         from kb.store.sql import read_only_query  # deferred: on first use
 
-        return read_only_query(self.config.store_path, query)
+        settings = self.config
+        return read_only_query(
+            settings.store_path, query, settings.sql_time_limit, settings.sql_max_rows
+        )
 
     # -- connections ------------------------------------------------------------------
 

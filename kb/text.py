@@ -29,6 +29,16 @@ def strip_controls(text: str) -> str:
     return _BIDI.sub(_visible, clean_text(text))
 
 
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def escape_controls(text: str) -> str:
+    """Text shown exactly yet safe to print: control characters written as ``\\x1b``,
+    bidi controls as ``<U+202E>``; tabs and newlines kept."""
+    return _BIDI.sub(_visible, _CONTROL.sub(_escaped, text))
+
+
 def one_line(text: str) -> str:
     """A single line safe to print: as ``strip_controls``, with line breaks and tabs made
     spaces."""

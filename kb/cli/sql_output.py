@@ -2,7 +2,9 @@
 sqlite-utils' own writer), JSON lines, CSV, TSV, or a table on a terminal.
 
 A table cell is note data on a terminal, so it is printed without control characters and
-padded by display width (a Chinese character is two columns); JSON keeps exact values.
+padded by display width (a Chinese character is two columns); JSON keeps exact values
+(escaped); CSV and TSV keep them too, except on a terminal, where a control character is
+shown escaped (``\\x1b``): a file name must not set the window title or clear the screen.
 """
 
 from __future__ import annotations
@@ -21,6 +23,13 @@ def write_rows(columns: list[str], rows: Iterable[tuple[Any, ...]], fmt: str, ou
             out.write(line + "\n")
     elif fmt in ("csv", "tsv"):
         writer = csv.writer(out, dialect="excel-tab" if fmt == "tsv" else "excel")
+        if out.isatty():
+            from kb.text import escape_controls  # deferred: on first use
+
+            columns = [escape_controls(name) for name in columns]
+            rows = (
+                tuple(escape_controls(v) if isinstance(v, str) else v for v in row) for row in rows
+            )
         writer.writerow(columns)
         writer.writerows(rows)
     else:

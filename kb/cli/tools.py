@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -54,13 +55,27 @@ def sql(ctx: click.Context, query: str, fmt: str | None) -> None:
     kb sql "select tag, notes from tags order by notes desc limit 5" --json
 
     A table on a terminal, JSON when piped (as sqlite-utils query prints). A statement
-    that would write is refused (exit 2).
+    that would write is refused (exit 2). A query stops after sql_time_limit seconds
+    (default 5) or sql_max_rows rows (default 100,000; kb.yaml), printing what it had
+    and one line on stderr (exit 1); Ctrl-C stops it too (exit 130).
     """
     result = open_kb(ctx).sql(query)
     fmt = fmt or ("table" if sys.stdout.isatty() else "json")
     from kb.cli.sql_output import write_rows  # deferred: 3 modules more
 
-    write_rows(result.columns, result.rows, fmt, sys.stdout)
+    stopped: list[KbError] = []
+
+    def rows() -> Iterator[tuple[Any, ...]]:
+        # A bound reached ends the rows, so that the output stays whole (closed JSON);
+        # the reason is printed after it.
+        try:
+            yield from result.rows
+        except KbError as exc:
+            stopped.append(exc)
+
+    write_rows(result.columns, rows(), fmt, sys.stdout)
+    if stopped:
+        raise stopped[0]
 
 
 @click.command()

@@ -9,7 +9,16 @@ from typing import TYPE_CHECKING
 import click
 
 from kb.cli.complete import complete_note
-from kb.cli.output import fail, open_kb, path_line, relative_path, show_problems, stop_on_signals
+from kb.cli.output import (
+    EXIT_INTERRUPTED,
+    Stopped,
+    fail,
+    open_kb,
+    path_line,
+    relative_path,
+    show_problems,
+    stop_on_signals,
+)
 from kb.errors import KbError, StoreError, UsageError
 
 if TYPE_CHECKING:
@@ -166,7 +175,23 @@ def mv(ctx: click.Context, note: str, new_path: str, dry_run: bool) -> None:
         plan = kb.plan_move(found, new_path)
     else:
         stop_on_signals()  # SIGTERM and SIGHUP put every file back, as Ctrl-C does
-        plan, stats = kb.move(found, new_path)
+        done: list[tuple[Path, Path]] = []
+        try:
+            plan, stats = kb.move(
+                found, new_path, moved=lambda plan: done.append((plan.source, plan.destination))
+            )
+        except KeyboardInterrupt as exc:
+            if not done:
+                raise  # every file put back: "nothing was changed"
+            # The files moved; only the ingest after it stopped. Say so, truly.
+            how = f"stopped by {exc.name}" if isinstance(exc, Stopped) else "interrupted"
+            moved = f"{relative_path(done[0][0])} → {relative_path(done[0][1])}"
+            click.echo(
+                f"kb: moved {one_line(moved)} and rewrote its links, then {how} before the "
+                "store caught up: run 'kb ingest'",
+                err=True,
+            )
+            ctx.exit(128 + exc.signum if isinstance(exc, Stopped) else EXIT_INTERRUPTED)
     for edit in plan.edits:
         where = relative_path(edit.source)
         click.echo(f"{one_line(where)}:{edit.line}: {one_line(edit.old)} → {one_line(edit.new)}")

@@ -46,8 +46,20 @@ def engine_entry(name: str) -> EngineEntry:
 def configured_entry(config: Config, store: Store) -> EngineEntry:
     """kb.yaml's `engine` when set, else the one chosen with `--engine` (kept in the
     store), else the default; KbError for a name the registry does not know."""
-    name = config.raw.get("engine") or store.meta.get("engine") or DEFAULT_ENGINE
-    return engine_entry(str(name))
+    configured = config.raw.get("engine")
+    if configured:
+        try:
+            return engine_entry(str(configured))
+        except KbError as exc:
+            raise KbError(f"{config.home / 'kb.yaml'}: engine: {exc}") from None
+    stored = store.meta.get("engine")
+    if stored and stored not in ENGINES:  # a newer kb's, or a hand-edited store
+        raise KbError(
+            f"the store names a search engine kb does not know ({stored!r}; known: "
+            f"{', '.join(ENGINES)}); 'kb ingest --rebuild --engine {DEFAULT_ENGINE}' "
+            "chooses one again"
+        )
+    return engine_entry(stored or DEFAULT_ENGINE)
 
 
 def engine_advice(

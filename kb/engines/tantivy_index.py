@@ -49,6 +49,12 @@ WRITER_HEAP = 32_000_000
 # in batches of 1,000, 111 MB in batches of 200).
 BATCH = 500
 _META = "meta"  # the term of the one document holding the index's state
+_STORED = "the notes are stored, and the next 'kb ingest' brings the tantivy index up to date"
+# How tantivy words a full disk or quota (Rust's io::Error, ENOSPC is os error 28).
+_DISK_FULL = ("no space left", "os error 28", "quota exceeded", "os error 122")
+# Free space below which a writer thread that died is taken to have found the disk full:
+# a segment being written holds up to the writer's heap.
+_LOW_SPACE = 4 * WRITER_HEAP
 
 
 def _signature() -> str:
@@ -138,22 +144,39 @@ class TantivyIndex:
         except IndexDamaged:
             state = None  # derived data: an index that cannot be read is made again
         signature = f"{_signature()}; store {store.meta.store_id}"
-        if rebuild or state is None or state[1] != signature or state[0] > target:
-            # Also when the store is not the one this index was built from (it was deleted
-            # and made again: its generations restarted), or when it is behind the index.
-            return self._rebuild(store, streams, target, signature)
-        current = state[0]
-        if current == target:
-            return 0
-        changed, removed = store.notes.changes_since(current)
         try:
+            if rebuild or state is None or state[1] != signature or state[0] > target:
+                # Also when the store is not the one this index was built from (it was
+                # deleted and made again: its generations restarted), or when it is
+                # behind the index.
+                return self._rebuild(store, streams, target, signature)
+            current = state[0]
+            if current == target:
+                return 0
+            changed, removed = store.notes.changes_since(current)
             index = self.open()
             return self._write(index, store, changed, removed, streams, target, signature)
         except OSError as exc:
-            raise StoreError(
-                f"{os_error_message(exc, self.path)}; the notes are stored, and the next "
-                "'kb ingest' brings the tantivy index up to date"
-            ) from exc
+            raise StoreError(f"{os_error_message(exc, self.path)}; {_STORED}") from exc
+        except ValueError as exc:  # tantivy's io::Error (a full disk) comes as ValueError
+            raise self.unwritten(exc) from exc
+
+    def unwritten(self, exc: ValueError) -> KbError:
+        """tantivy's failure to write, as one line. A full disk says "No space left on
+        device" in one thread, and "An index writer was killed" in the next call, which
+        does not say why: then the free space tells."""
+        text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        lowered = text.lower()
+        full = any(word in lowered for word in _DISK_FULL)
+        if not full and "writer was killed" in lowered:
+            with contextlib.suppress(OSError):
+                full = shutil.disk_usage(self.path.parent).free < _LOW_SPACE
+        if full:
+            return StoreError(
+                f"disk full: cannot write the tantivy index {self.path}; free some space "
+                f"and run 'kb ingest' again ({_STORED})"
+            )
+        return StoreError(f"cannot write the tantivy index {self.path} ({text}); {_STORED}")
 
     def _rebuild(
         self, store: Store, streams: Mapping[int, tuple[str, ...]], target: int, signature: str
@@ -191,9 +214,15 @@ class TantivyIndex:
                 raise KbError(
                     f"the tantivy index in {self.path} is locked by another writer"
                 ) from exc
+            if any(word in str(exc).lower() for word in _DISK_FULL):
+                raise  # sync says "disk full"
             raise IndexDamaged(self.path, exc) from exc
         unique = list(dict.fromkeys(changed))  # each note once: never twice per batch
         try:
+            if not fresh:
+                # The segments of a write that failed (a full disk) stay on disk until a
+                # commit collects them; collected first, the space they hold is free again.
+                writer.garbage_collect_files()
             gone = sorted({*removed, *unique}) if not fresh else []
             if gone:  # by query: delete_documents_by_term does not match an integer field
                 writer.delete_documents_by_query(
@@ -224,6 +253,7 @@ class TantivyIndex:
         except BaseException:
             with contextlib.suppress(Exception):  # the original error is the one to report
                 writer.rollback()
+                writer.garbage_collect_files()  # the failed write's files
             raise
         return len(unique)
 

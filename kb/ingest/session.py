@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb.engines.registry import configured_entry
+from kb.engines.registry import configured_entry, engine_names
 from kb.errors import KbError, StoreError, os_error_message
 from kb.ingest.lock import ingest_lock
 from kb.ingest.run import Ingester, IngestStats, ProgressCallback
@@ -47,7 +47,10 @@ def write_store(
                 # read, and the caches are keyed by the store's generation.
                 stats = _ingest_into(config, path, paths, False, progress, None, reset_readers)
             if embed:
-                _embed(config, path, stats, progress)
+                try:
+                    _embed(config, path, stats, progress)
+                except (StoreError, OSError) as exc:
+                    raise _embedding_stopped(stats, exc) from exc
             return stats
     except OSError as exc:
         raise StoreError(os_error_message(exc)) from exc
@@ -172,6 +175,18 @@ def _embed(
         stats.warnings += 1
 
 
+def _embedding_stopped(stats: IngestStats, exc: StoreError | OSError) -> StoreError:
+    """A failure after the words were committed (a full disk while embedding) says so:
+    the notes are stored, and only search by meaning lags."""
+    cause = os_error_message(exc) if isinstance(exc, OSError) else str(exc)
+    counts = stats.counts()
+    done = ", ".join(f"{key} {counts[key]}" for key in ("added", "updated", "moved", "removed"))
+    return StoreError(
+        f"the notes are stored ({done}) and found by their words, but embedding them for "
+        f"search by meaning stopped: {cause}; 'kb ingest' embeds the rest"
+    )
+
+
 def _beside(path: Path) -> Path:
     """Where a rebuild builds the new store."""
     return path.with_name(path.name + ".new")
@@ -185,14 +200,16 @@ def _remove_database(path: Path, main: bool = True) -> None:
 
 def _chosen_engine(path: Path) -> str | None:
     """The engine chosen with ``--engine`` in the old store, which a rebuild keeps; None
-    when the old store cannot tell (missing or damaged)."""
+    when the old store cannot tell (missing or damaged) or names an engine kb does not
+    know (the rebuild then takes kb.yaml's or the default)."""
     try:
         store = Store.open(path, create=False, check=False)  # a damaged store may tell
     except KbError:
         return None
     try:
         with store_errors(path):
-            return store.meta.get("engine")
+            chosen = store.meta.get("engine")
+        return chosen if chosen in engine_names() else None
     except KbError:
         return None
     finally:

@@ -139,7 +139,10 @@ def scan_root(root: NotesRoot, config: Config, start: Path | None = None) -> Sca
             files[path] = file
     # Files reached through a symlink count only when their real file was not seen directly.
     for entry, rel in sorted(linked, key=lambda item: item[1]):
-        real = os.path.realpath(entry.path)
+        try:
+            real = os.path.realpath(entry.path)
+        except OSError:  # a link that cannot be read: _add_entry describes it
+            real = ""
         if real.startswith(root_real + os.sep):
             real_rel = Path(os.path.relpath(real, root_real)).as_posix()
             if prefix + real_rel in files or _in_inner_root(real_rel, root):
@@ -215,10 +218,13 @@ def _walk(
                 is_dir = entry.is_dir()
             except OSError:  # a symlink loop: not a folder; a note name is reported later
                 is_link, is_dir = True, False
-            if is_link and not _link_allowed(entry.path, root_real, config):
-                if is_dir or is_note_name(name):
-                    _problem(result, root, config, rel, "symlink", _OUTSIDE_LINK)
-                continue
+            if is_link:
+                allowed = _link_allowed(entry.path, root_real, config)
+                if not allowed:
+                    if is_dir or is_note_name(name):
+                        why = _OUTSIDE_LINK if allowed is False else _UNREADABLE_LINK
+                        _problem(result, root, config, rel, "symlink", why)
+                    continue
             if is_dir:
                 if inner and rel in inner:
                     continue
@@ -229,6 +235,7 @@ def _walk(
                 yield entry, rel, via_link or is_link
 
 
+_UNREADABLE_LINK = "symlink that cannot be read; skipped"
 _OUTSIDE_LINK = (
     "symlink points outside the notes root; not followed "
     "(set follow_external_symlinks: true to follow)"
@@ -311,10 +318,15 @@ def printable(path: str) -> str:
     return path.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
-def _link_allowed(path: str, root_real: str, config: Config) -> bool:
+def _link_allowed(path: str, root_real: str, config: Config) -> bool | None:
+    """Whether the walk follows the symlink ``path``; None when where it leads cannot be
+    read (``/proc/N/exe`` of a process that ended: realpath raises), which is skipped."""
     if config.follow_external_symlinks:
         return True
-    target = os.path.realpath(path)
+    try:
+        target = os.path.realpath(path)
+    except OSError:
+        return None
     return target == root_real or target.startswith(root_real + os.sep)
 
 

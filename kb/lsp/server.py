@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import logging
 import sys
 import threading
@@ -20,11 +21,12 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter, run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.uris import from_fs_path, to_fs_path
@@ -34,6 +36,7 @@ from kb.errors import KbError
 from kb.knowledge_base import KnowledgeBase
 from kb.lsp import features
 from kb.lsp.edits import FILE_RENAMES
+from kb.lsp.framing import FramedReader
 from kb.lsp.outline import diagnostics as check_document
 from kb.lsp.positions import UTF16, choose_encoding
 from kb.lsp.progress import Progress
@@ -122,6 +125,40 @@ class KbLanguageServer(LanguageServer):
         # pygls would pop up "Error in server" for a malformed message; one log line is
         # enough (the sender gets the protocol's error when there was a request id).
         log.warning("%s", _one_line(error))
+        if isinstance(error, json.JSONDecodeError | UnicodeDecodeError):
+            self.parse_error(f"the message is not JSON ({_one_line(error)})")
+
+    def parse_error(self, reason: str) -> None:
+        """JSON-RPC's answer to bytes that are no message (it has no id to answer)."""
+        error = {"code": -32700, "message": f"parse error: {reason}"}
+        self.protocol._send_data({"jsonrpc": "2.0", "id": None, "error": error})
+
+    def framing_error(self, reason: str) -> None:
+        log.warning("unreadable input (%s); reading on from the next message", reason)
+        self.parse_error(reason)
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """pygls's stdio server with kb's reader in front of its loop (kb.lsp.framing):
+        bad framing is answered and skipped, never a hang or a MemoryError."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        reader = FramedReader(stdin or sys.stdin.buffer, self.thread_pool, self.framing_error)
+        try:
+            asyncio.run(
+                run_async(
+                    stop_event=self._stop_event,
+                    reader=reader,
+                    protocol=self.protocol,
+                    logger=log,
+                    error_handler=self.report_server_error,
+                )
+            )
+        except BrokenPipeError:
+            log.warning("the editor went away; stopping")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     # -- the open documents --------------------------------------------------------------
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 
+from kb.errors import UsageError
 from kb.store.rows import NoteListRow, SharedTerm
 from kb.store.schema import TERM_KINDS
 
@@ -103,9 +104,17 @@ class TermDao:
         )
 
 
+MAX_FILTER_CHARS = 4096  # PATH_MAX: a longer path, tag or name matches nothing
+
+
 def filter_clause(name: str, value: str) -> tuple[str, list[object]]:
     """SQL over ``notes n`` for a query filter (tag:, series:, category:, path:, date:,
     draft:), shared by every search engine so that filters mean the same everywhere."""
+    if len(value) > MAX_FILTER_CHARS:  # SQLite refuses a LIKE pattern past 50,000 bytes
+        raise UsageError(
+            f"the {name} filter is too long: {len(value):,} characters, where kb takes "
+            f"at most {MAX_FILTER_CHARS:,}"
+        )
     if name == "tag":  # the tag or any tag below it, any case
         return (
             "n.id IN (SELECT nt.note_id FROM note_tags nt JOIN tags t ON t.id = nt.tags_id "

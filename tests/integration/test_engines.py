@@ -41,7 +41,7 @@ def test_unknown_engine_is_one_line_naming_the_known_ones() -> None:
 
 def test_unknown_engine_in_settings(make_kb: Callable[..., KnowledgeBase]) -> None:
     kb = make_kb({"a.md": "# A\n"}, config="roots: [notes]\nengine: lucene\n")
-    known = r"unknown search engine 'lucene' \(known: fts5, whoosh, tantivy\)"
+    known = r"kb.yaml: engine: unknown search engine 'lucene' \(known: fts5, whoosh, tantivy\)"
     with pytest.raises(KbError, match=known):
         kb.ingest()
 
