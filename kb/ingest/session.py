@@ -161,10 +161,27 @@ def _embed(
         return
     stats.embedded = done.notes
     stats.embed_seconds = done.seconds
+    repaired = damage_repaired(done.damaged, done.stamp_damaged)
+    if repaired:
+        stats.problems.append((str(path), Problem("meaning", repaired)))
+        stats.warnings += 1
     for note, why in done.failed:
         message = f"search by meaning skips this note (the embedder failed: {why})"
         stats.problems.append((note, Problem("meaning", message)))
         stats.warnings += 1
+
+
+def damage_repaired(notes: int, stamp: bool) -> str:
+    """The one line that says what damage to the vectors this run repaired ('' none)."""
+    parts = []
+    if notes:
+        parts.append(f"the vectors of {notes} note{'s' if notes != 1 else ''} had the wrong size")
+    if stamp:
+        parts.append("the vectors' stamp was not a number")
+    if not parts:
+        return ""
+    done = "embedded again" if notes else "stamp written anew"
+    return f"search by meaning was damaged ({'; '.join(parts)}): {done}"
 
 
 def _beside(path: Path) -> Path:

@@ -51,6 +51,8 @@ class EmbedStats:
     seconds: float = 0.0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     reset: bool = False  # the vectors came from another embedder: dropped
+    damaged: int = 0  # notes whose vectors could not be read (wrong size): embedded again
+    stamp_damaged: bool = False  # the vectors' stamp was not a whole number: written anew
 
 
 def pack(rows: np.ndarray, bits: int = BITS) -> list[bytes]:
@@ -93,6 +95,7 @@ def embed_pending(
             stats.reset = store.vectors.signature() is not None
             store.vectors.clear()
             store.vectors.set_signature(stored_signature(embedder))
+    _repair(store, embedder.dimensions, stats)
     total = store.vectors.pending_count()
     done = 0
     while stop is None or not stop():
@@ -128,6 +131,18 @@ def embed_pending(
             progress(min(done, total), total)
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+def _repair(store: Store, dimensions: int, stats: EmbedStats) -> None:
+    """Vectors a search cannot read (another size than the model's) dropped, so that
+    their notes are embedded again below, and a stamp that is not a whole number written
+    anew: damage from outside kb that ``--rebuild`` alone used to repair."""
+    damaged = store.vectors.wrong_size(_width(dimensions) + SCALE)
+    stats.stamp_damaged = store.vectors.stamp_damaged()
+    if damaged or stats.stamp_damaged:
+        with store.transaction():
+            store.vectors.forget(damaged)  # and a new stamp
+    stats.damaged = len(damaged)
 
 
 def _embed(
@@ -313,7 +328,7 @@ def _read(store: Store, dimensions: int) -> tuple[np.ndarray, np.ndarray, np.nda
     notes: list[int] = []
     positions: list[int] = []
     parts: list[np.ndarray] = []
-    rows = store.vectors.all_vectors()
+    rows = store.vectors.all_vectors(width + SCALE)  # a damaged one left out: kb ingest repairs
     while True:
         blobs = []
         for note_id, position, blob in islice(rows, _READ_AT_ONCE):

@@ -280,6 +280,55 @@ def test_a_backend_kb_does_not_know_is_one_warning_and_the_words_still_work(
     assert [h.path for h in kb.search("skiplist").hits] == ["redis.md"]
 
 
+GARAGE = "(SELECT id FROM notes WHERE path = 'garage.md')"
+WRONG_SIZE = "the vectors of 1 note had the wrong size"
+
+
+def damage(kb: KnowledgeBase, sql: str) -> None:
+    """Change the store behind kb's back, as a crash, a disk or a hand with sqlite3 may."""
+    import sqlite3
+
+    conn = sqlite3.connect(kb.config.store_path)
+    with conn:
+        conn.execute(sql)
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "said"),
+    [
+        (f"UPDATE passages SET vector = x'0102' WHERE note_id = {GARAGE}", WRONG_SIZE),
+        (f"UPDATE passages SET vector = 'not a vector' WHERE note_id = {GARAGE}", WRONG_SIZE),
+        ("UPDATE meta SET value = 'seven' WHERE key = 'meaning_stamp'",
+         "the vectors' stamp was not a number"),
+    ],
+)  # fmt: skip
+def test_damaged_vectors_never_break_a_search_and_the_next_ingest_repairs_them(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder], sql: str, said: str
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    damage(kb, sql)
+    question = ("search", "how do I repair my car")
+    searched = run_cli(kb, *question)  # a new process would see what this one sees
+    assert searched.exception is None or isinstance(searched.exception, SystemExit)
+    assert "Traceback" not in searched.output
+    ingested = run_cli(kb, "ingest")
+    assert ingested.exit_code == 0, ingested.output
+    damage_lines = [line for line in ingested.stderr.splitlines() if "damaged" in line]
+    assert len(damage_lines) == 1 and said in damage_lines[0], ingested.stderr
+    assert run_cli(kb, "ingest").stderr == ""  # repaired: the next run says nothing
+    found = run_cli(kb, *question)
+    assert found.exit_code == 0, found.output
+    assert "≈ How to mend a vehicle at home" in found.stdout
+    store = Store.open(kb.config.store_path)
+    try:
+        assert not store.vectors.stamp_damaged()
+        assert store.vectors.wrong_size(len(pack(np.ones((1, DIMENSIONS)))[0])) == []
+    finally:
+        store.close()
+
+
 # -- the hybrid ranking -----------------------------------------------------------------
 
 

@@ -25,7 +25,9 @@ def store_of(rows: np.ndarray, per_note: int = 5) -> Store:
     """A stand-in for the store's vectors: passage i is note i // per_note's."""
     packed = pack(rows)
     stored = [(i // per_note, i % per_note, blob) for i, blob in enumerate(packed)]
-    return cast(Store, SimpleNamespace(vectors=SimpleNamespace(all_vectors=lambda: iter(stored))))
+    return cast(
+        Store, SimpleNamespace(vectors=SimpleNamespace(all_vectors=lambda size=None: iter(stored)))
+    )
 
 
 def exact_and_by_signs(
