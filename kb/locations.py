@@ -27,6 +27,14 @@ def user_config_path() -> Path:
     return Path(user_config_dir("kb", appauthor=False)) / USER_CONFIG_NAME
 
 
+def user_cache_path() -> Path:
+    """The per-user cache folder: what kb can always make again (a model's unpacked
+    weights), never anything of the notes."""
+    from platformdirs import user_cache_dir  # deferred: loads platformdirs
+
+    return Path(user_cache_dir("kb", appauthor=False))
+
+
 def find_knowledge_base(explicit: Path | str | None = None, cwd: Path | None = None) -> Path:
     """The knowledge base folder, by the rules in the README (``--kb``, ``KB_HOME``, ...)."""
     return locate_knowledge_base(explicit, cwd)[0]

@@ -20,6 +20,7 @@ from kb.store import Store, check_location, store_errors
 
 if TYPE_CHECKING:
     from kb.config import Config
+    from kb.meaning.embedder import Embedder
 
 
 def write_store(
@@ -147,12 +148,15 @@ def _embed(
         if choice is None:
             return
         from kb.meaning.hybrid import Meaning  # deferred: 4 modules more
-        from kb.meaning.index import embed_pending  # deferred: loads numpy
+        from kb.meaning.index import embed_pending, write_vectors_file  # deferred: loads numpy
 
         store = Store.open(path, create=True)
         try:
             with store_errors(path):
-                done = embed_pending(store, Meaning(choice).embedder(), progress, stop)
+                embedder = Meaning(choice).embedder()
+                done = embed_pending(store, embedder, progress, stop)
+                if stop is None or not stop():
+                    _write_vectors_file(store, embedder, write_vectors_file, stats)
         finally:
             store.close()
     except EmbedderError as exc:
@@ -168,6 +172,24 @@ def _embed(
     for note, why in done.failed:
         message = f"search by meaning skips this note (the embedder failed: {why})"
         stats.problems.append((note, Problem("meaning", message)))
+        stats.warnings += 1
+
+
+def _write_vectors_file(
+    store: Store,
+    embedder: Embedder,
+    write: Callable[[Store, Embedder], bool],
+    stats: IngestStats,
+) -> None:
+    """The vectors as a search reads them (memory-mapped, beside the store) made again
+    when stale; a folder that cannot take it costs searches their speed, not their
+    answers: one warning."""
+    try:
+        write(store, embedder)
+    except OSError as exc:
+        where = str(store.path.parent) if store.path else "index/"
+        message = f"search by meaning reads the store row by row: {os_error_message(exc)}"
+        stats.problems.append((where, Problem("meaning", message)))
         stats.warnings += 1
 
 

@@ -15,11 +15,13 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
+from pathlib import Path
 from threading import Lock
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from kb.meaning.arrays import read_arrays, write_arrays
 from kb.meaning.passages import Passage, split_passages, splitting
 from kb.store import PassageRow, PendingNote, Store
 
@@ -257,26 +259,65 @@ class VectorIndex:
         self.matrix: np.ndarray | None = None  # the exact scan's unit rows
         self.codes: np.ndarray | None = None  # else: the packed components, no scale
         self.signs: np.ndarray | None = None  # and their signs, 64 a word, word-major
+        self.norms: np.ndarray | None = None  # the codes' lengths, when kept (a file)
+        self.exact_at_most = exact_at_most
+        self.asked = 0
         if len(self.notes) <= exact_at_most:
             self.matrix = _unit_rows(packed, dimensions)
         else:
             self.codes = packed
             self.signs = _sign_words(packed, dimensions)
 
+    @classmethod
+    def kept(
+        cls,
+        arrays: dict[str, np.ndarray],
+        dimensions: int,
+        exact_at_most: int = EXACT_AT_MOST,
+        candidates: int = CANDIDATES,
+    ) -> VectorIndex:
+        """The index over the arrays of the vectors' file (memory-mapped: nothing is read
+        until a query asks). The exact scan's matrix is made on the second query: a cold
+        ``kb search`` asks one and scores the packed rows (0.03 s at 11,506 passages,
+        against 0.3-0.6 s to make the matrix), the app and the servers ask many."""
+        index = cls.__new__(cls)
+        index.dimensions = dimensions
+        index.candidates = candidates
+        index.exact_at_most = exact_at_most
+        index.asked = 0
+        index.notes, index.positions = arrays["notes"], arrays["positions"]
+        index.codes, index.norms = arrays["codes"], arrays["norms"]
+        index.matrix = None
+        index.signs = None
+        if len(index.notes) > exact_at_most:
+            index.signs = arrays.get("signs")
+            if index.signs is None:  # kept for a larger exact scan than this one
+                index.signs = _sign_words(index.codes, dimensions)
+        return index
+
     def nearest(self, query: np.ndarray, notes: int) -> list[Near]:
         """The best passage of each of the ``notes`` nearest notes, nearest first."""
         if not len(self.notes):
             return []
         rows = None
+        self.asked += 1
+        if self.matrix is None and self.signs is None and self.asked > 1:
+            assert self.codes is not None  # kept in a file: a second query makes the matrix
+            self.matrix = _unit_rows(np.asarray(self.codes), self.dimensions)
+            self.codes = self.norms = None
         if self.matrix is not None:
             # One product, no BLAS threads: numpy's BLAS matvec on two threads waits for a
             # busy second core (measured 20-33 ms at 5,830 passages on a loaded machine,
             # against 0.4 ms for this single-threaded loop; at 58,300 5 ms either way).
             scores = np.einsum("ij,j->i", self.matrix, query)
+        elif self.signs is None:
+            assert self.codes is not None  # the first query of a kept index: every row
+            scores = _cosines(self.codes, query, norms=self.norms)
         else:
             assert self.codes is not None
             rows = self._nearest_by_signs(query)
-            scores = _cosines(self.codes[rows], query)
+            norms = None if self.norms is None else self.norms[rows]
+            scores = _cosines(self.codes[rows], query, norms=norms)
         take = min(len(scores), notes * 8)
         best = np.argpartition(-scores, take - 1)[:take]
         best = best[np.argsort(-scores[best], kind="stable")]
@@ -366,9 +407,12 @@ def _unit_rows(packed: np.ndarray, dimensions: int, bits: int = BITS) -> np.ndar
     return rows
 
 
-def _cosines(packed: np.ndarray, query: np.ndarray, bits: int = BITS) -> np.ndarray:
+def _cosines(
+    packed: np.ndarray, query: np.ndarray, bits: int = BITS, norms: np.ndarray | None = None
+) -> np.ndarray:
     """Each packed row's cosine with a unit query (the rows' scales cancel), high and low
-    nibbles apart: a third of the time of unpacking them into one matrix first."""
+    nibbles apart: a third of the time of unpacking them into one matrix first; with
+    ``norms`` (the rows' lengths, kept) half of that again."""
     if bits == 8:
         parts = [(packed.view(np.int8).astype(np.float32), query)]
     else:
@@ -378,9 +422,24 @@ def _cosines(packed: np.ndarray, query: np.ndarray, bits: int = BITS) -> np.ndar
         low = (packed & 0x0F).astype(np.float32) - 8
         parts = [(high, padded[0::2].copy()), (low, padded[1::2].copy())]
     dot = sum(np.einsum("ij,j->i", values, half) for values, half in parts)
+    if norms is None:
+        norms = _norms(parts)
+    return np.asarray(dot / norms, dtype=np.float32)
+
+
+def _norms(parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     norms = np.sqrt(sum(np.einsum("ij,ij->i", values, values) for values, _ in parts))
     norms[norms == 0] = 1.0
-    return np.asarray(dot / norms, dtype=np.float32)
+    return np.asarray(norms, dtype=np.float32)
+
+
+def packed_norms(packed: np.ndarray, dimensions: int, bits: int = BITS) -> np.ndarray:
+    """Each packed row's length (its components unscaled), a slice at a time."""
+    parts = [np.zeros(0, dtype=np.float32)]
+    for start in range(0, len(packed), _READ_AT_ONCE):
+        rows = _components(packed[start : start + _READ_AT_ONCE], dimensions, bits)
+        parts.append(_norms([(rows, rows)]))
+    return np.concatenate(parts)
 
 
 def _pack_signs(positive: np.ndarray) -> np.ndarray:
@@ -423,8 +482,78 @@ def vector_index(store: Store, embedder: Embedder) -> VectorIndex | None:
         index = _CACHE.get(key)
         if index is None:
             _CACHE.clear()
-            index = _CACHE[key] = VectorIndex(store, embedder.dimensions, EXACT_AT_MOST, CANDIDATES)
+            kept = read_vectors_file(store, embedder)
+            if kept is not None:
+                index = VectorIndex.kept(kept, embedder.dimensions, EXACT_AT_MOST, CANDIDATES)
+            else:  # none yet, or stale: the store's rows (kb ingest writes the file)
+                index = VectorIndex(store, embedder.dimensions, EXACT_AT_MOST, CANDIDATES)
+            _CACHE[key] = index
     return index
+
+
+# The vectors as a search reads them, beside the store (index/): derived from it, written
+# by kb ingest after the embedding, trusted only when it names the store, the model, the
+# vectors' stamp and the notes' generation it was made from (kb/meaning/arrays.py).
+VECTORS_FILE = "vectors.kbarrays"
+VECTORS_LAYOUT = 1
+
+
+def vectors_path(store: Store) -> Path | None:
+    return None if store.path is None else store.path.parent / VECTORS_FILE
+
+
+def _vectors_meta(store: Store, embedder: Embedder) -> dict[str, object] | None:
+    """What the vectors' file must say it was made from; None when the store cannot
+    tell (no id, or a damaged stamp: the file is not trusted)."""
+    store_id, stamp = store.meta.store_id, store.vectors.stamp()
+    if not store_id or stamp < 0:
+        return None
+    return {
+        "layout": VECTORS_LAYOUT,
+        "store": store_id,
+        "signature": stored_signature(embedder),
+        "stamp": stamp,
+        "generation": store.generation,
+        "dimensions": embedder.dimensions,
+    }
+
+
+def read_vectors_file(store: Store, embedder: Embedder) -> dict[str, np.ndarray] | None:
+    """The vectors' file's arrays when it was made from the store as it is; else None."""
+    path, meta = vectors_path(store), _vectors_meta(store, embedder)
+    if path is None or meta is None:
+        return None
+    arrays = read_arrays(path, meta)
+    if arrays is None or set(arrays) - {"signs"} != {"notes", "positions", "codes", "norms"}:
+        return None
+    count = len(arrays["notes"])
+    width = _width(embedder.dimensions)
+    if arrays["codes"].shape != (count, width) or len(arrays["positions"]) != count:
+        return None
+    return arrays
+
+
+def write_vectors_file(store: Store, embedder: Embedder) -> bool:
+    """The vectors' file made again from the store when it is missing or stale (under the
+    ingest lock: no other writer changes the vectors meanwhile); whether it was written.
+    Raises OSError when index/ cannot be written."""
+    path, meta = vectors_path(store), _vectors_meta(store, embedder)
+    if path is None or meta is None or store.vectors.signature() != meta["signature"]:
+        return False
+    if read_vectors_file(store, embedder) is not None:
+        return False
+    notes, positions, packed = _read(store, embedder.dimensions)
+    arrays = {
+        "notes": notes,
+        "positions": positions,
+        "codes": packed,
+        "norms": packed_norms(packed, embedder.dimensions),
+    }
+    if len(notes) > EXACT_AT_MOST:
+        arrays["signs"] = _sign_words(packed, embedder.dimensions)
+    assert store.path is not None
+    write_arrays(path, meta, arrays, mode=store.path.stat().st_mode & 0o777)  # as the store's
+    return True
 
 
 def pending_notes(store: Store) -> int:
