@@ -303,8 +303,8 @@ class VectorIndex:
         self.asked += 1
         if self.matrix is None and self.signs is None and self.asked > 1:
             assert self.codes is not None  # kept in a file: a second query makes the matrix
+            # Set whole when made; the codes stay for a thread that already chose them.
             self.matrix = _unit_rows(np.asarray(self.codes), self.dimensions)
-            self.codes = self.norms = None
         if self.matrix is not None:
             # One product, no BLAS threads: numpy's BLAS matvec on two threads waits for a
             # busy second core (measured 20-33 ms at 5,830 passages on a loaded machine,

@@ -7,7 +7,7 @@ embedded a query, and sentencepiece's reading of the tokenizer model another 1.0
 the tokenizer's vocabulary are kept once per model version in the user's cache folder
 (kb/meaning/arrays.py: one file, memory-mapped, checked against the model's version) and
 a query is split into pieces by a lookup in that vocabulary (the same pieces as
-sentencepiece: tests/unit/test_model_cache.py). Passages, many at a time, still go through
+sentencepiece: tests/integration/test_meaning.py). Passages, many at a time, still go through
 sentencepiece, whose per-text speed pays for its start.
 
 A search may write that cache: it holds nothing of the notes, only what the installed

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Sequence
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -329,6 +330,122 @@ def test_damaged_vectors_never_break_a_search_and_the_next_ingest_repairs_them(
         store.close()
 
 
+# -- the vectors' file beside the store (index/vectors.kbarrays) --------------------------
+
+QUESTIONS = ["how do I repair my car", "which fruit keeps well", "幂等"]
+
+
+def fresh_search(kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """What a new process finds for QUESTIONS (nothing kept from an earlier search)."""
+    from kb.meaning import index
+
+    monkeypatch.setattr(index, "_CACHE", {})
+    return [[h.path for h in kb.search(q).hits] for q in QUESTIONS]
+
+
+def vectors_file(kb: KnowledgeBase) -> Path:
+    return kb.config.index_dir / "vectors.kbarrays"
+
+
+def test_ingest_writes_the_vectors_file_and_a_search_reads_it(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kb.meaning import index
+
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    assert vectors_file(kb).exists()
+    from_file = fresh_search(kb, monkeypatch)
+    assert from_file[0][:1] == ["garage.md"]
+    assert next(iter(index._CACHE.values())).norms is not None  # the file's: not the rows'
+    vectors_file(kb).unlink()  # a search without it reads the store: the same answers
+    assert fresh_search(kb, monkeypatch) == from_file
+    assert next(iter(index._CACHE.values())).norms is None
+    assert not vectors_file(kb).exists()  # a search never writes it
+    assert kb.ingest().counts()["added"] == 0 and vectors_file(kb).exists()
+    monkeypatch.setattr(index, "_CACHE", {})
+    kb.search(QUESTIONS[0])  # a cold search's one question: the packed rows scored
+    built = next(iter(index._CACHE.values()))
+    assert built.norms is not None and built.matrix is None
+    kb.search(QUESTIONS[1])  # a second question in one process: the exact scan's matrix
+    assert built.matrix is not None
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _zero(path: Path) -> None:
+    path.write_bytes(b"\0" * path.stat().st_size)
+
+
+@pytest.mark.parametrize("damage", [_truncate, _zero, Path.unlink])
+def test_a_damaged_vectors_file_is_never_trusted_and_the_next_ingest_writes_it_again(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+    damage: Callable[[Path], object],
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    whole = fresh_search(kb, monkeypatch)
+    good = vectors_file(kb).read_bytes()
+    damage(vectors_file(kb))
+    assert fresh_search(kb, monkeypatch) == whole
+    kb.ingest()
+    assert vectors_file(kb).read_bytes() == good
+
+
+def test_a_vectors_file_older_than_the_store_is_never_trusted(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A crash after the store's commit and before the file's rename leaves the old file:
+    it names the old vectors' stamp, so a search reads the store instead."""
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    old = vectors_file(kb).read_bytes()
+    (kb.home / "notes" / "fruit.md").write_text("# Pears\n\nHow to repair a car.\n")
+    (kb.home / "notes" / "garage.md").unlink()
+    kb.ingest()
+    now = fresh_search(kb, monkeypatch)
+    assert now[0][:1] == ["fruit.md"] and "garage.md" not in now[0]
+    vectors_file(kb).write_bytes(old)
+    assert fresh_search(kb, monkeypatch) == now
+    kb.ingest()
+    assert vectors_file(kb).read_bytes() != old
+    assert fresh_search(kb, monkeypatch) == now
+
+
+def test_a_rebuilt_store_never_trusts_the_file_of_the_store_it_replaced(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rebuild counts the vectors' stamp from the start again: the store's id tells
+    the two apart."""
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    old = vectors_file(kb).read_bytes()
+    monkeypatch.setenv("KB_SEMANTIC", "off")
+    kb.ingest(rebuild=True)
+    monkeypatch.delenv("KB_SEMANTIC")
+    from kb.meaning.hybrid import Meaning
+    from kb.meaning.index import read_vectors_file
+
+    store = Store.open(kb.config.store_path)
+    try:
+        meaning = kb.meaning()
+        assert meaning is not None
+        vectors_file(kb).write_bytes(old)
+        assert read_vectors_file(store, Meaning(meaning.choice).embedder()) is None
+    finally:
+        store.close()
+
+
 # -- the hybrid ranking -----------------------------------------------------------------
 
 
@@ -475,3 +592,78 @@ def test_a_search_where_the_words_decide_loads_no_numpy(tmp_path: Path) -> None:
         check=False,
     )
     assert done.stderr.strip().splitlines()[-1] == "False False", done.stderr
+
+
+# -- the bundled model kept unpacked (kb/meaning/use.py) ---------------------------------
+
+QUESTION = "绿茶要用多少度的水泡"
+
+
+@pytest.fixture(scope="module")
+def kept_model(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from kb.meaning.use import UseEmbedder
+
+    return UseEmbedder(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.mark.slow
+@needs_model
+def test_the_model_is_kept_unpacked_once_per_version_and_made_again_when_it_changes(
+    kept_model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kb.meaning import use
+
+    vector = kept_model.encode_query(QUESTION)
+    kept = kept_model.cache_path()
+    made = kept.stat().st_mtime_ns
+    again = use.UseEmbedder(kept.parent)  # the next process
+    assert np.array_equal(again.encode_query(QUESTION), vector)
+    assert kept.stat().st_mtime_ns == made  # read, not made again
+    assert np.allclose(again.encode_passages([QUESTION])[0], vector, atol=1e-6)
+
+    monkeypatch.setattr(use, "_installed_version", lambda: "9.9.9")  # another model version
+    newer = use.UseEmbedder(kept.parent)
+    assert newer.signature.endswith("9.9.9") and newer.cache_path() != kept
+    newer.encode_query(QUESTION)
+    assert newer.cache_path().exists()
+    monkeypatch.undo()
+
+    kept.write_bytes(kept.read_bytes()[: kept.stat().st_size // 3])  # a crash, a full disk
+    repaired = use.UseEmbedder(kept.parent)
+    assert np.array_equal(repaired.encode_query(QUESTION), vector)
+    assert kept.stat().st_size > 3 * 1024 * 1024  # made again whole
+
+    blocked = tmp_path / "a file, not a folder"
+    blocked.write_text("")
+    unwritable = use.UseEmbedder(blocked / "cache")  # the cache cannot be written: in memory
+    assert np.array_equal(unwritable.encode_query(QUESTION), vector)
+
+
+@pytest.mark.slow
+@needs_model
+@pytest.mark.parametrize(
+    "text",
+    [
+        "how do I make a slow database query faster",
+        QUESTION,
+        "Redis 的 skiplist 怎么实现 ZRANGE？",
+        "Ｆｕｌｌ－ｗｉｄｔｈ ＡＢＣ １２３ and ﬁ ligatures ① ㈱",
+        "emoji 😀 e\u0301 combining   spaces\tand\ttabs\n",
+        "   ╭▸ src/error.rs:25:5",  # unknown characters in a row: one piece
+        "hello <s> world </s> <unk>",  # control pieces are never matched in text
+        "naïve café résumé",
+        "a" * 300,  # ties between splits: float32 sums, as sentencepiece adds
+        "",
+        "   ",
+    ],
+)
+def test_a_query_is_cut_into_the_pieces_sentencepiece_cuts(kept_model: Any, text: str) -> None:
+    import sentencepiece
+
+    from kb.meaning.use import _resource
+
+    expected = sentencepiece.SentencePieceProcessor(model_file=str(_resource("sp.model")))
+    query_model = kept_model._models()[1]
+    assert query_model.sp.encode(text) == expected.encode(
+        text, out_type=int, add_bos=True, add_eos=True
+    )
