@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
@@ -26,6 +25,8 @@ from kb.meaning.passages import Passage, split_passages, splitting
 from kb.store import PassageRow, PendingNote, Store
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     from kb.meaning.embedder import Embedder
 
 BATCH_NOTES = 16  # notes per transaction (a killed run loses at most these)
@@ -189,6 +190,9 @@ _POOL: list[ThreadPoolExecutor] = []
 
 
 def _threads() -> ThreadPoolExecutor:
+    # deferred: loads concurrent.futures and logging (5-30 ms of a search, which never embeds)
+    from concurrent.futures import ThreadPoolExecutor
+
     with _CACHE_LOCK:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(EMBED_THREADS, thread_name_prefix="kb-embed"))

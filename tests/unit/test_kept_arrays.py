@@ -92,3 +92,18 @@ def test_writing_again_replaces_the_file_whole(tmp_path: Path) -> None:
     after = read_arrays(path, {**META, "stamp": 8})
     assert after is not None and after["notes"].tolist() == [1]
     assert read_arrays(path, META) is None
+
+
+@pytest.mark.parametrize("xdg", [None, "", "  ", "/x/cache", "relative/cache"])
+def test_the_user_cache_folder_is_platformdirs_own(
+    xdg: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from platformdirs import user_cache_dir
+
+    from kb.locations import user_cache_path
+
+    if xdg is None:
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    else:
+        monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+    assert user_cache_path() == Path(user_cache_dir("kb", appauthor=False))
