@@ -244,6 +244,7 @@ EXACT_AT_MOST = 16_384
 CANDIDATES = 8_192
 CANDIDATE_SHARE = 32
 _READ_AT_ONCE = 16_384  # vectors read from the store (and their signs made) at a time
+_SCORE_AT_ONCE = 2_048  # packed rows scored at a time (their temporaries stay small)
 
 
 class VectorIndex:
@@ -416,19 +417,28 @@ def _cosines(
 ) -> np.ndarray:
     """Each packed row's cosine with a unit query (the rows' scales cancel), high and low
     nibbles apart: a third of the time of unpacking them into one matrix first; with
-    ``norms`` (the rows' lengths, kept) half of that again."""
+    ``norms`` (the rows' lengths, kept) half of that again. _SCORE_AT_ONCE rows at a time:
+    a fresh process's first query spent 3-4x the CPU time faulting in the pages of whole
+    temporaries (76 -> 20 ms at 11,506 passages)."""
     if bits == 8:
-        parts = [(packed.view(np.int8).astype(np.float32), query)]
+        halves = [query]
     else:
         padded = np.zeros(packed.shape[1] * 2, dtype=np.float32)
         padded[: len(query)] = query
-        high = (packed >> 4).astype(np.float32) - 8
-        low = (packed & 0x0F).astype(np.float32) - 8
-        parts = [(high, padded[0::2].copy()), (low, padded[1::2].copy())]
-    dot = sum(np.einsum("ij,j->i", values, half) for values, half in parts)
-    if norms is None:
-        norms = _norms(parts)
-    return np.asarray(dot / norms, dtype=np.float32)
+        halves = [padded[0::2].copy(), padded[1::2].copy()]
+    scores = np.empty(len(packed), dtype=np.float32)
+    for start in range(0, len(packed), _SCORE_AT_ONCE):
+        block = packed[start : start + _SCORE_AT_ONCE]
+        if bits == 8:
+            parts = [(block.view(np.int8).astype(np.float32), halves[0])]
+        else:
+            high = (block >> 4).astype(np.float32) - 8
+            low = (block & 0x0F).astype(np.float32) - 8
+            parts = [(high, halves[0]), (low, halves[1])]
+        dot = sum(np.einsum("ij,j->i", values, half) for values, half in parts)
+        lengths = _norms(parts) if norms is None else norms[start : start + _SCORE_AT_ONCE]
+        scores[start : start + len(block)] = dot / lengths
+    return scores
 
 
 def _norms(parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
