@@ -265,7 +265,6 @@ class VectorIndex:
         self.codes: np.ndarray | None = None  # else: the packed components, no scale
         self.signs: np.ndarray | None = None  # and their signs, 64 a word, word-major
         self.norms: np.ndarray | None = None  # the codes' lengths, when kept (a file)
-        self.exact_at_most = exact_at_most
         self.asked = 0
         if len(self.notes) <= exact_at_most:
             self.matrix = _unit_rows(packed, dimensions)
@@ -283,12 +282,11 @@ class VectorIndex:
     ) -> VectorIndex:
         """The index over the arrays of the vectors' file (memory-mapped: nothing is read
         until a query asks). The exact scan's matrix is made on the second query: a cold
-        ``kb search`` asks one and scores the packed rows (0.03 s at 11,506 passages,
-        against 0.3-0.6 s to make the matrix), the app and the servers ask many."""
+        ``kb search`` asks one and scores the packed rows (16-20 ms of CPU at 11,506
+        passages, against 0.1-0.6 s to make the matrix), the app and the servers ask many."""
         index = cls.__new__(cls)
         index.dimensions = dimensions
         index.candidates = candidates
-        index.exact_at_most = exact_at_most
         index.asked = 0
         index.notes, index.positions = arrays["notes"], arrays["positions"]
         index.codes, index.norms = arrays["codes"], arrays["norms"]

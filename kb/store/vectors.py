@@ -69,11 +69,6 @@ class VectorDao:
             (_STAMP_KEY, max(self.stamp(), 0) + 1),
         )
 
-    def repair_stamp(self) -> None:
-        """A stamp that is not a whole number written anew (a cache keyed by the old one
-        is stale)."""
-        self._bump()
-
     def wrong_size(self, size: int) -> list[int]:
         """The notes that have a passage whose vector is not ``size`` bytes of a blob
         (damaged: what a search cannot read)."""
