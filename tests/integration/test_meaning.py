@@ -373,6 +373,41 @@ def test_ingest_writes_the_vectors_file_and_a_search_reads_it(
     assert built.matrix is not None
 
 
+def test_a_process_loads_the_model_and_the_vectors_once_and_encodes_a_query_once(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the app and kb mcp rely on: the facade asked again (and opened again) finds the
+    model and the vectors kept; a question asked again is not encoded again."""
+    from kb.meaning import index
+
+    loads = []
+    backend = registry.BACKENDS["fake"]
+    monkeypatch.setitem(
+        registry.BACKENDS,
+        "fake",
+        registry.Backend("fake", backend.available, lambda m: loads.append(m) or fake(), "t"),
+    )
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    loads.clear()  # a new process: nothing loaded yet
+    monkeypatch.setattr(Meaning, "_loaded", {})
+    monkeypatch.setattr(Meaning, "_queries", {})
+    monkeypatch.setattr(index, "_CACHE", {})
+    encoded = []
+    monkeypatch.setattr(
+        FakeEmbedder, "encode_query", lambda self, t: encoded.append(t) or fake_vector(t)
+    )
+    for _ in range(3):
+        assert [h.path for h in KnowledgeBase.open(kb.home).search(QUESTIONS[0]).hits][:1] == [
+            "garage.md"
+        ]
+    kb.search(QUESTIONS[1])
+    assert len(loads) == 1 and encoded == QUESTIONS[:2]
+    assert len(index._CACHE) == 1
+
+
 def _truncate(path: Path) -> None:
     path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
 
