@@ -446,12 +446,21 @@ def _norms(parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
 
 
 def packed_norms(packed: np.ndarray, dimensions: int, bits: int = BITS) -> np.ndarray:
-    """Each packed row's length (its components unscaled), a slice at a time."""
-    parts = [np.zeros(0, dtype=np.float32)]
-    for start in range(0, len(packed), _READ_AT_ONCE):
-        rows = _components(packed[start : start + _READ_AT_ONCE], dimensions, bits)
-        parts.append(_norms([(rows, rows)]))
-    return np.concatenate(parts)
+    """Each packed row's length (its components unscaled): the squares of a byte's
+    components looked up, _SCORE_AT_ONCE rows at a time (a third of the time of unpacking
+    them; an odd width's padding nibble is a zero component)."""
+    values = np.arange(256)
+    if bits == 8:
+        squares = values.astype(np.uint8).view(np.int8).astype(np.float32) ** 2
+    else:
+        squares = ((values >> 4) - 8.0) ** 2 + ((values & 0x0F) - 8.0) ** 2
+    squares = squares.astype(np.float32)
+    norms = np.empty(len(packed), dtype=np.float32)
+    for start in range(0, len(packed), _SCORE_AT_ONCE):
+        block = packed[start : start + _SCORE_AT_ONCE]
+        norms[start : start + len(block)] = np.sqrt(squares[block].sum(axis=1))
+    norms[norms == 0] = 1.0
+    return norms
 
 
 def _pack_signs(positive: np.ndarray) -> np.ndarray:

@@ -112,3 +112,21 @@ def test_no_vectors_no_nearest() -> None:
     for exact_at_most in (0, -1):  # the exact scan, and the signs
         index = VectorIndex(store_of(empty), DIMENSIONS, exact_at_most=exact_at_most)
         assert index.nearest(unit_rows(1)[0], 30) == []
+
+
+@pytest.mark.parametrize(("dimensions", "bits"), [(512, 4), (511, 4), (70, 8), (64, 8)])
+def test_the_kept_lengths_are_the_packed_rows_own(dimensions: int, bits: int) -> None:
+    from kb.meaning.index import _components, packed_norms
+
+    rows = unit_rows(50, dimensions)
+    rows[7] = 0.0  # a zero row: length 1, as the scan takes it
+    packed = np.frombuffer(b"".join(b[:-4] for b in pack(rows, bits)), dtype=np.uint8)
+    packed = packed.reshape(50, -1)
+    expected = np.linalg.norm(_components(packed, dimensions, bits), axis=1)
+    expected[expected == 0] = 1.0
+    assert np.allclose(packed_norms(packed, dimensions, bits), expected, rtol=1e-6)
+    query = unit_rows(1, dimensions, seed=5)[0]
+    kept = packed_norms(packed, dimensions, bits)
+    assert np.allclose(
+        _cosines(packed, query, bits, norms=kept), _cosines(packed, query, bits), atol=1e-6
+    )
