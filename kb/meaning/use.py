@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from kb.locations import user_cache_path
 from kb.meaning.arrays import read_arrays, write_arrays
 
 # Another layout of the cached file (what is kept, under which names): a new number.
@@ -60,8 +61,6 @@ class UseEmbedder:
     def cache_path(self) -> Path:
         """Where the unpacked weights and the vocabulary are kept for this model version."""
         if self._cache_dir is None:
-            from kb.locations import user_cache_path  # deferred: loads platformdirs
-
             self._cache_dir = user_cache_path() / "models"
         label = self.signature.replace("/", "-")
         return self._cache_dir / f"{label}-layout{CACHE_LAYOUT}.kbarrays"
