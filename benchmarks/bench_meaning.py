@@ -19,6 +19,18 @@ The corpus is benchmarks/generate_corpus.py's (cached under --workdir). In this 
 
 CPU seconds are given beside wall seconds because the machine is shared: wall time there
 says more about the neighbours than about kb.
+
+    python benchmarks/bench_meaning.py --cold [--notes 1000] [--corpus DIR ...] [--runs 9]
+                                       [--baseline-source CHECKOUT] [--json-out FILE]
+
+With --cold: what one question costs from the shell, a whole `kb search "<question>"`
+process with meaning against the same with `--lexical`, on the generated corpus of --notes
+notes and on each --corpus folder (its Markdown copied under --workdir and ingested with
+meaning there). The modes are run in turn, --runs times, each run a fresh process (the
+operating system's file cache warm, as for a user's second search); medians of wall and of
+CPU seconds (user + system, the child's own), and each mode's ratio to `--lexical`.
+--baseline-source runs the same searches with another checkout's kb (e.g. the last landed
+main) in the same rotation, so that before and after are measured together.
 """
 
 from __future__ import annotations
@@ -87,24 +99,144 @@ def timed(call):  # type: ignore[no-untyped-def]
     return value, time.perf_counter() - wall, time.process_time() - cpu
 
 
+# --cold: one question a process. A question, so that meaning joins the ranking.
+COLD_QUESTIONS = {
+    "generated": "how do I make a slow database query faster",
+    "advanced-java-zh": "怎么保证消息队列里的消息不会丢失",
+}
+COLD_DEFAULT_QUESTION = "how do I make a slow database query faster"
+# A launcher that reports the child's own CPU seconds beside its wall seconds.
+COLD_LAUNCHER = """\
+import json, os, sys, time
+argv = sys.argv[1:]
+devnull = os.open(os.devnull, os.O_WRONLY)
+actions = [(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
+start = time.perf_counter()
+pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=actions)
+_, status, usage = os.wait4(pid, 0)
+print(json.dumps({"wall": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime,
+                  "code": os.waitstatus_to_exitcode(status)}))
+"""
+
+
+def generated_corpus(workdir: Path, notes: int, seed: int) -> Path:
+    import subprocess
+
+    kb_dir = workdir / f"gen-{notes}-{seed}"
+    if not (kb_dir / "corpus.json").exists():
+        subprocess.run(
+            [sys.executable, str(BENCH_DIR / "generate_corpus.py"), str(kb_dir), "--notes",
+             str(notes), "--seed", str(seed), "--quiet"],
+            check=True,
+        )  # fmt: skip
+    return kb_dir
+
+
+def copied_corpus(workdir: Path, folder: Path) -> Path:
+    """The folder's Markdown copied under workdir (kb ingest writes index/ beside the
+    notes: the shared corpora are only read)."""
+    import shutil
+
+    kb_dir = workdir / f"corpus-{folder.name}"
+    if not (kb_dir / "kb.yaml").exists():
+        for note in folder.rglob("*.md"):
+            target = kb_dir / "notes" / note.relative_to(folder)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(note, target)
+        (kb_dir / "kb.yaml").write_text("roots: [notes]\n", encoding="utf-8")
+    return kb_dir
+
+
+def cold_env(source: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("KB_SEMANTIC", "PYTHONPATH")}
+    env["PYTHONPATH"] = str(source)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # bytecode cached, as an installed kb has it
+    import tempfile
+
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / f"kb-cold-{source.name}")
+    return env
+
+
+def cold_run(source: Path, kb_dir: Path, *search: str) -> tuple[float, float]:
+    import subprocess
+
+    argv = [sys.executable, "-m", "kb", "--kb", str(kb_dir), "search", *search]
+    # From the checkout's folder: `python -m` puts the current folder first on the path.
+    done = subprocess.run(
+        [sys.executable, "-c", COLD_LAUNCHER, *argv],
+        cwd=source, env=cold_env(source), capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    report = json.loads(done.stdout)
+    if report["code"] not in (0, 1):  # 1: nothing found, which a question may be
+        raise SystemExit(f"kb search {' '.join(search)} exited with {report['code']}")
+    return report["wall"], report["cpu"]
+
+
+def cold_main(args: argparse.Namespace) -> int:
+    import subprocess
+
+    this = BENCH_DIR.parent
+    corpora = [("generated", generated_corpus(args.workdir, args.notes, args.seed))]
+    corpora += [(folder.name, copied_corpus(args.workdir, folder)) for folder in args.corpus]
+    results = []
+    for label, kb_dir in corpora:
+        ingest = [sys.executable, "-m", "kb", "--kb", str(kb_dir), "ingest"]
+        subprocess.run(ingest, cwd=this, env=cold_env(this), check=True, capture_output=True)
+        question = COLD_QUESTIONS.get(label, COLD_DEFAULT_QUESTION)
+        modes = {"lexical": (this, ("--lexical", question)), "meaning": (this, (question,))}
+        if args.baseline_source:
+            modes["meaning (baseline)"] = (args.baseline_source, (question,))
+            modes["lexical (baseline)"] = (args.baseline_source, ("--lexical", question))
+        for source, search in modes.values():
+            cold_run(source, kb_dir, *search)  # bytecode compiled, the model's cache made
+        times: dict[str, list[tuple[float, float]]] = {mode: [] for mode in modes}
+        for turn in range(args.runs):
+            names = list(modes)
+            for mode in names[turn % len(names) :] + names[: turn % len(names)]:
+                source, search = modes[mode]
+                times[mode].append(cold_run(source, kb_dir, *search))
+        notes = sum(1 for _ in (kb_dir / "notes").rglob("*.md"))
+        wall = {mode: statistics.median(t[0] for t in runs) for mode, runs in times.items()}
+        cpu = {mode: statistics.median(t[1] for t in runs) for mode, runs in times.items()}
+        for mode in modes:
+            lexical = "lexical (baseline)" if "baseline" in mode else "lexical"
+            results.append({
+                "corpus": label, "notes": notes, "question": question, "mode": mode,
+                "wall_s": round(wall[mode], 3), "cpu_s": round(cpu[mode], 3),
+                "wall_vs_lexical": round(wall[mode] / wall[lexical], 2),
+                "cpu_vs_lexical": round(cpu[mode] / cpu[lexical], 2),
+            })  # fmt: skip
+    print(f"cold kb search, median of {args.runs} runs each, modes in turn; load average "
+          f"{os.getloadavg()[0]:.1f} at the end")  # fmt: skip
+    print("| corpus | notes | mode | wall s | CPU s | wall / lexical | CPU / lexical |")
+    print("|---|---|---|---|---|---|---|")
+    for row in results:
+        print(f"| {row['corpus']} | {row['notes']} | {row['mode']} | {row['wall_s']:.2f} | "
+              f"{row['cpu_s']:.2f} | {row['wall_vs_lexical']:.2f}x | "
+              f"{row['cpu_vs_lexical']:.2f}x |")  # fmt: skip
+    if args.json_out:
+        args.json_out.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.partition("\n\n")[0])
-    parser.add_argument("--notes", type=int, default=10_000)
+    parser.add_argument("--notes", type=int)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/kb-bench-meaning"))
     parser.add_argument("--json-out", type=Path)
+    parser.add_argument("--cold", action="store_true", help="one question a process")
+    parser.add_argument("--corpus", type=Path, action="append", default=[])
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--baseline-source", type=Path)
     args = parser.parse_args(argv)
+    if args.cold:
+        args.notes = args.notes or 1_000
+        return cold_main(args)
+    args.notes = args.notes or 10_000
 
-    import subprocess
-
-    kb_dir = args.workdir / f"gen-{args.notes}-{args.seed}"
-    if not (kb_dir / "corpus.json").exists():
-        subprocess.run(
-            [sys.executable, str(BENCH_DIR / "generate_corpus.py"), str(kb_dir), "--notes",
-             str(args.notes), "--seed", str(args.seed), "--quiet"],
-            check=True,
-        )  # fmt: skip
+    kb_dir = generated_corpus(args.workdir, args.notes, args.seed)
     for stale in (kb_dir / "index").glob("kb.sqlite*"):
         stale.unlink()
 

@@ -20,6 +20,7 @@ from kb.store import Store, check_location, store_errors
 
 if TYPE_CHECKING:
     from kb.config import Config
+    from kb.meaning.embedder import Embedder
 
 
 def write_store(
@@ -150,7 +151,7 @@ def _embed(
         if choice is None:
             return
         from kb.meaning.hybrid import Meaning  # deferred: 4 modules more
-        from kb.meaning.index import embed_pending  # deferred: loads numpy
+        from kb.meaning.index import embed_pending, write_vectors_file  # deferred: loads numpy
 
         store = Store.open(path, create=True)
         try:
@@ -158,6 +159,7 @@ def _embed(
                 embedder = Meaning(choice).embedder()
                 done = embed_pending(store, embedder, progress, stop)
                 if not (stop and stop()):
+                    _write_vectors_file(store, embedder, write_vectors_file, stats)
                     from kb.meaning.floor import remeasure  # numpy is loaded by now
 
                     remeasure(store, embedder)
@@ -169,6 +171,10 @@ def _embed(
         return
     stats.embedded = done.notes
     stats.embed_seconds = done.seconds
+    repaired = damage_repaired(done.damaged, done.stamp_damaged)
+    if repaired:
+        stats.problems.append((str(path), Problem("meaning", repaired)))
+        stats.warnings += 1
     for note, why in done.failed:
         message = f"search by meaning skips this note (the embedder failed: {why})"
         stats.problems.append((note, Problem("meaning", message)))
@@ -185,6 +191,37 @@ def _embedding_stopped(stats: IngestStats, exc: StoreError | OSError) -> StoreEr
         f"the notes are stored ({done}) and found by their words, but embedding them for "
         f"search by meaning stopped: {cause}; 'kb ingest' embeds the rest"
     )
+
+
+def _write_vectors_file(
+    store: Store,
+    embedder: Embedder,
+    write: Callable[[Store, Embedder], bool],
+    stats: IngestStats,
+) -> None:
+    """The vectors as a search reads them (memory-mapped, beside the store) made again
+    when stale; a folder that cannot take it costs searches their speed, not their
+    answers: one warning."""
+    try:
+        write(store, embedder)
+    except OSError as exc:
+        where = str(store.path.parent) if store.path else "index/"
+        message = f"search by meaning reads the store row by row: {os_error_message(exc)}"
+        stats.problems.append((where, Problem("meaning", message)))
+        stats.warnings += 1
+
+
+def damage_repaired(notes: int, stamp: bool) -> str:
+    """The one line that says what damage to the vectors this run repaired ('' none)."""
+    parts = []
+    if notes:
+        parts.append(f"the vectors of {notes} note{'s' if notes != 1 else ''} had the wrong size")
+    if stamp:
+        parts.append("the vectors' stamp was not a number")
+    if not parts:
+        return ""
+    done = "embedded again" if notes else "stamp written anew"
+    return f"search by meaning was damaged ({'; '.join(parts)}): {done}"
 
 
 def _beside(path: Path) -> Path:

@@ -11,20 +11,23 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from itertools import islice
+from pathlib import Path
 from threading import Lock
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
 import numpy as np
 
+from kb.meaning.arrays import read_arrays, write_arrays
 from kb.meaning.passages import Passage, split_passages, splitting
 from kb.store import PassageRow, PendingNote, Store
 
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     from kb.meaning.embedder import Embedder
 
 BATCH_NOTES = 16  # notes per transaction (a killed run loses at most these)
@@ -52,6 +55,8 @@ class EmbedStats:
     seconds: float = 0.0
     failed: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
     reset: bool = False  # the vectors came from another embedder: dropped
+    damaged: int = 0  # notes whose vectors could not be read (wrong size): embedded again
+    stamp_damaged: bool = False  # the vectors' stamp was not a whole number: written anew
 
 
 def pack(rows: np.ndarray, bits: int = BITS) -> list[bytes]:
@@ -94,6 +99,7 @@ def embed_pending(
             stats.reset = store.vectors.signature() is not None
             store.vectors.clear()
             store.vectors.set_signature(stored_signature(embedder))
+    _repair(store, embedder.dimensions, stats)
     total = store.vectors.pending_count()
     done = 0
     while stop is None or not stop():
@@ -129,6 +135,18 @@ def embed_pending(
             progress(min(done, total), total)
     stats.seconds = time.perf_counter() - started
     return stats
+
+
+def _repair(store: Store, dimensions: int, stats: EmbedStats) -> None:
+    """Vectors a search cannot read (another size than the model's) dropped, so that
+    their notes are embedded again below, and a stamp that is not a whole number written
+    anew: damage from outside kb that ``--rebuild`` alone used to repair."""
+    damaged = store.vectors.wrong_size(_width(dimensions) + SCALE)
+    stats.stamp_damaged = store.vectors.stamp_damaged()
+    if damaged or stats.stamp_damaged:
+        with store.transaction():
+            store.vectors.forget(damaged)  # and a new stamp
+    stats.damaged = len(damaged)
 
 
 def _embed(
@@ -173,6 +191,9 @@ _POOL: list[ThreadPoolExecutor] = []
 
 
 def _threads() -> ThreadPoolExecutor:
+    # deferred: loads concurrent.futures and logging (5-30 ms of a search, which never embeds)
+    from concurrent.futures import ThreadPoolExecutor
+
     with _CACHE_LOCK:
         if not _POOL:
             _POOL.append(ThreadPoolExecutor(EMBED_THREADS, thread_name_prefix="kb-embed"))
@@ -224,6 +245,7 @@ EXACT_AT_MOST = 16_384
 CANDIDATES = 8_192
 CANDIDATE_SHARE = 32
 _READ_AT_ONCE = 16_384  # vectors read from the store (and their signs made) at a time
+_SCORE_AT_ONCE = 2_048  # packed rows scored at a time (their temporaries stay small)
 
 
 class VectorIndex:
@@ -243,26 +265,63 @@ class VectorIndex:
         self.matrix: np.ndarray | None = None  # the exact scan's unit rows
         self.codes: np.ndarray | None = None  # else: the packed components, no scale
         self.signs: np.ndarray | None = None  # and their signs, 64 a word, word-major
+        self.norms: np.ndarray | None = None  # the codes' lengths, when kept (a file)
+        self.asked = 0
         if len(self.notes) <= exact_at_most:
             self.matrix = _unit_rows(packed, dimensions)
         else:
             self.codes = packed
             self.signs = _sign_words(packed, dimensions)
 
+    @classmethod
+    def kept(
+        cls,
+        arrays: dict[str, np.ndarray],
+        dimensions: int,
+        exact_at_most: int = EXACT_AT_MOST,
+        candidates: int = CANDIDATES,
+    ) -> VectorIndex:
+        """The index over the arrays of the vectors' file (memory-mapped: nothing is read
+        until a query asks). The exact scan's matrix is made on the second query: a cold
+        ``kb search`` asks one and scores the packed rows (16-20 ms of CPU at 11,506
+        passages, against 0.1-0.6 s to make the matrix), the app and the servers ask many."""
+        index = cls.__new__(cls)
+        index.dimensions = dimensions
+        index.candidates = candidates
+        index.asked = 0
+        index.notes, index.positions = arrays["notes"], arrays["positions"]
+        index.codes, index.norms = arrays["codes"], arrays["norms"]
+        index.matrix = None
+        index.signs = None
+        if len(index.notes) > exact_at_most:
+            index.signs = arrays.get("signs")
+            if index.signs is None:  # kept for a larger exact scan than this one
+                index.signs = _sign_words(index.codes, dimensions)
+        return index
+
     def nearest(self, query: np.ndarray, notes: int) -> list[Near]:
         """The best passage of each of the ``notes`` nearest notes, nearest first."""
         if not len(self.notes):
             return []
         rows = None
+        self.asked += 1
+        if self.matrix is None and self.signs is None and self.asked > 1:
+            assert self.codes is not None  # kept in a file: a second query makes the matrix
+            # Set whole when made; the codes stay for a thread that already chose them.
+            self.matrix = _unit_rows(np.asarray(self.codes), self.dimensions)
         if self.matrix is not None:
             # One product, no BLAS threads: numpy's BLAS matvec on two threads waits for a
             # busy second core (measured 20-33 ms at 5,830 passages on a loaded machine,
             # against 0.4 ms for this single-threaded loop; at 58,300 5 ms either way).
             scores = np.einsum("ij,j->i", self.matrix, query)
+        elif self.signs is None:
+            assert self.codes is not None  # the first query of a kept index: every row
+            scores = _cosines(self.codes, query, norms=self.norms)
         else:
             assert self.codes is not None
             rows = self._nearest_by_signs(query)
-            scores = _cosines(self.codes[rows], query)
+            norms = None if self.norms is None else self.norms[rows]
+            scores = _cosines(self.codes[rows], query, norms=norms)
         take = min(len(scores), notes * 8)
         best = np.argpartition(-scores, take - 1)[:take]
         best = best[np.argsort(-scores[best], kind="stable")]
@@ -399,7 +458,7 @@ def _read(store: Store, dimensions: int) -> tuple[np.ndarray, np.ndarray, np.nda
     notes: list[int] = []
     positions: list[int] = []
     parts: list[np.ndarray] = []
-    rows = store.vectors.all_vectors()
+    rows = store.vectors.all_vectors(width + SCALE)  # a damaged one left out: kb ingest repairs
     while True:
         blobs = []
         for note_id, position, blob in islice(rows, _READ_AT_ONCE):
@@ -437,21 +496,57 @@ def _unit_rows(packed: np.ndarray, dimensions: int, bits: int = BITS) -> np.ndar
     return rows
 
 
-def _cosines(packed: np.ndarray, query: np.ndarray, bits: int = BITS) -> np.ndarray:
+def _cosines(
+    packed: np.ndarray, query: np.ndarray, bits: int = BITS, norms: np.ndarray | None = None
+) -> np.ndarray:
     """Each packed row's cosine with a unit query (the rows' scales cancel), high and low
-    nibbles apart: a third of the time of unpacking them into one matrix first."""
+    nibbles apart: a third of the time of unpacking them into one matrix first; with
+    ``norms`` (the rows' lengths, kept) half of that again. _SCORE_AT_ONCE rows at a time:
+    a fresh process's first query spent 3-4x the CPU time faulting in the pages of whole
+    temporaries (76 -> 20 ms at 11,506 passages)."""
     if bits == 8:
-        parts = [(packed.view(np.int8).astype(np.float32), query)]
+        halves = [query]
     else:
         padded = np.zeros(packed.shape[1] * 2, dtype=np.float32)
         padded[: len(query)] = query
-        high = (packed >> 4).astype(np.float32) - 8
-        low = (packed & 0x0F).astype(np.float32) - 8
-        parts = [(high, padded[0::2].copy()), (low, padded[1::2].copy())]
-    dot = sum(np.einsum("ij,j->i", values, half) for values, half in parts)
+        halves = [padded[0::2].copy(), padded[1::2].copy()]
+    scores = np.empty(len(packed), dtype=np.float32)
+    for start in range(0, len(packed), _SCORE_AT_ONCE):
+        block = packed[start : start + _SCORE_AT_ONCE]
+        if bits == 8:
+            parts = [(block.view(np.int8).astype(np.float32), halves[0])]
+        else:
+            high = (block >> 4).astype(np.float32) - 8
+            low = (block & 0x0F).astype(np.float32) - 8
+            parts = [(high, halves[0]), (low, halves[1])]
+        dot = sum(np.einsum("ij,j->i", values, half) for values, half in parts)
+        lengths = _norms(parts) if norms is None else norms[start : start + _SCORE_AT_ONCE]
+        scores[start : start + len(block)] = dot / lengths
+    return scores
+
+
+def _norms(parts: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray:
     norms = np.sqrt(sum(np.einsum("ij,ij->i", values, values) for values, _ in parts))
     norms[norms == 0] = 1.0
-    return np.asarray(dot / norms, dtype=np.float32)
+    return np.asarray(norms, dtype=np.float32)
+
+
+def packed_norms(packed: np.ndarray, dimensions: int, bits: int = BITS) -> np.ndarray:
+    """Each packed row's length (its components unscaled): the squares of a byte's
+    components looked up, _SCORE_AT_ONCE rows at a time (a third of the time of unpacking
+    them; an odd width's padding nibble is a zero component)."""
+    values = np.arange(256)
+    if bits == 8:
+        squares = values.astype(np.uint8).view(np.int8).astype(np.float32) ** 2
+    else:
+        squares = ((values >> 4) - 8.0) ** 2 + ((values & 0x0F) - 8.0) ** 2
+    squares = squares.astype(np.float32)
+    norms = np.empty(len(packed), dtype=np.float32)
+    for start in range(0, len(packed), _SCORE_AT_ONCE):
+        block = packed[start : start + _SCORE_AT_ONCE]
+        norms[start : start + len(block)] = np.sqrt(squares[block].sum(axis=1))
+    norms[norms == 0] = 1.0
+    return norms
 
 
 def _pack_signs(positive: np.ndarray) -> np.ndarray:
@@ -494,8 +589,78 @@ def vector_index(store: Store, embedder: Embedder) -> VectorIndex | None:
         index = _CACHE.get(key)
         if index is None:
             _CACHE.clear()
-            index = _CACHE[key] = VectorIndex(store, embedder.dimensions, EXACT_AT_MOST, CANDIDATES)
+            kept = read_vectors_file(store, embedder)
+            if kept is not None:
+                index = VectorIndex.kept(kept, embedder.dimensions, EXACT_AT_MOST, CANDIDATES)
+            else:  # none yet, or stale: the store's rows (kb ingest writes the file)
+                index = VectorIndex(store, embedder.dimensions, EXACT_AT_MOST, CANDIDATES)
+            _CACHE[key] = index
     return index
+
+
+# The vectors as a search reads them, beside the store (index/): derived from it, written
+# by kb ingest after the embedding, trusted only when it names the store, the model, the
+# vectors' stamp and the notes' generation it was made from (kb/meaning/arrays.py).
+VECTORS_FILE = "vectors.kbarrays"
+VECTORS_LAYOUT = 1
+
+
+def vectors_path(store: Store) -> Path | None:
+    return None if store.path is None else store.path.parent / VECTORS_FILE
+
+
+def _vectors_meta(store: Store, embedder: Embedder) -> dict[str, object] | None:
+    """What the vectors' file must say it was made from; None when the store cannot
+    tell (no id, or a damaged stamp: the file is not trusted)."""
+    store_id, stamp = store.meta.store_id, store.vectors.stamp()
+    if not store_id or stamp < 0:
+        return None
+    return {
+        "layout": VECTORS_LAYOUT,
+        "store": store_id,
+        "signature": stored_signature(embedder),
+        "stamp": stamp,
+        "generation": store.generation,
+        "dimensions": embedder.dimensions,
+    }
+
+
+def read_vectors_file(store: Store, embedder: Embedder) -> dict[str, np.ndarray] | None:
+    """The vectors' file's arrays when it was made from the store as it is; else None."""
+    path, meta = vectors_path(store), _vectors_meta(store, embedder)
+    if path is None or meta is None:
+        return None
+    arrays = read_arrays(path, meta)
+    if arrays is None or set(arrays) - {"signs"} != {"notes", "positions", "codes", "norms"}:
+        return None
+    count = len(arrays["notes"])
+    width = _width(embedder.dimensions)
+    if arrays["codes"].shape != (count, width) or len(arrays["positions"]) != count:
+        return None
+    return arrays
+
+
+def write_vectors_file(store: Store, embedder: Embedder) -> bool:
+    """The vectors' file made again from the store when it is missing or stale (under the
+    ingest lock: no other writer changes the vectors meanwhile); whether it was written.
+    Raises OSError when index/ cannot be written."""
+    path, meta = vectors_path(store), _vectors_meta(store, embedder)
+    if path is None or meta is None or store.vectors.signature() != meta["signature"]:
+        return False
+    if read_vectors_file(store, embedder) is not None:
+        return False
+    notes, positions, packed = _read(store, embedder.dimensions)
+    arrays = {
+        "notes": notes,
+        "positions": positions,
+        "codes": packed,
+        "norms": packed_norms(packed, embedder.dimensions),
+    }
+    if len(notes) > EXACT_AT_MOST:
+        arrays["signs"] = _sign_words(packed, embedder.dimensions)
+    assert store.path is not None
+    write_arrays(path, meta, arrays, mode=store.path.stat().st_mode & 0o777)  # as the store's
+    return True
 
 
 def pending_notes(store: Store) -> int:

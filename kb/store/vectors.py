@@ -48,14 +48,46 @@ class VectorDao:
         )
 
     def stamp(self) -> int:
-        """Changes whenever the stored vectors do (a cache of them is keyed by it)."""
+        """Changes whenever the stored vectors do (a cache of them is keyed by it); -1 when
+        the stored stamp is not a whole number (damaged: ``stamp_damaged``), which no
+        cache was ever keyed by."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (_STAMP_KEY,)).fetchone()
-        return int(row[0]) if row else 0
+        if row is None:
+            return 0
+        try:
+            return int(row[0])
+        except (TypeError, ValueError):
+            return -1
+
+    def stamp_damaged(self) -> bool:
+        return self.stamp() < 0
 
     def _bump(self) -> None:
+        # A damaged stamp starts again from 1: what was kept under it is stale either way.
         self.conn.execute(
-            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_STAMP_KEY, self.stamp() + 1)
+            "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+            (_STAMP_KEY, max(self.stamp(), 0) + 1),
         )
+
+    def wrong_size(self, size: int) -> list[int]:
+        """The notes that have a passage whose vector is not ``size`` bytes of a blob
+        (damaged: what a search cannot read)."""
+        return [
+            int(row[0])
+            for row in self.conn.execute(
+                "SELECT DISTINCT note_id FROM passages "
+                "WHERE typeof(vector) != 'blob' OR length(vector) != ? ORDER BY note_id",
+                (size,),
+            )
+        ]
+
+    def forget(self, note_ids: Iterable[int]) -> None:
+        """These notes' passages and the version they came from, dropped: they are
+        embedded again by the next run."""
+        ids = [(note_id,) for note_id in note_ids]
+        self.conn.executemany("DELETE FROM passages WHERE note_id = ?", ids)
+        self.conn.executemany("DELETE FROM embedded WHERE note_id = ?", ids)
+        self._bump()
 
     def pending(self, limit: int) -> list[PendingNote]:
         """Notes whose vectors are missing or from an older version of the note."""
@@ -106,10 +138,13 @@ class VectorDao:
         row = self.conn.execute("SELECT count(DISTINCT note_id) FROM passages").fetchone()
         return int(row[0])
 
-    def all_vectors(self) -> Iterator[tuple[int, int, bytes]]:
-        """(note, position, vector) of every passage, in one order."""
+    def all_vectors(self, size: int | None = None) -> Iterator[tuple[int, int, bytes]]:
+        """(note, position, vector) of every passage, in one order; with ``size``, only
+        the vectors of that many bytes (a damaged one is left out, not read)."""
+        where = "" if size is None else "WHERE typeof(vector) = 'blob' AND length(vector) = ? "
         for note_id, position, vector in self.conn.execute(
-            "SELECT note_id, position, vector FROM passages ORDER BY note_id, position"
+            f"SELECT note_id, position, vector FROM passages {where}ORDER BY note_id, position",
+            () if size is None else (size,),
         ):
             yield int(note_id), int(position), bytes(vector)
 

