@@ -304,11 +304,7 @@ class VectorIndex:
         if not len(self.notes):
             return []
         rows = None
-        self.asked += 1
-        if self.matrix is None and self.signs is None and self.asked > 1:
-            assert self.codes is not None  # kept in a file: a second query makes the matrix
-            # Set whole when made; the codes stay for a thread that already chose them.
-            self.matrix = _unit_rows(np.asarray(self.codes), self.dimensions)
+        self._asked_again()
         if self.matrix is not None:
             # One product, no BLAS threads: numpy's BLAS matvec on two threads waits for a
             # busy second core (measured 20-33 ms at 5,830 passages on a loaded machine,
@@ -334,6 +330,15 @@ class VectorIndex:
                 if len(found) == notes:
                     break
         return list(found.values())
+
+    def _asked_again(self) -> None:
+        """Count a query; a kept index (a file) makes its exact scan's matrix on the
+        second one."""
+        self.asked += 1
+        if self.matrix is None and self.signs is None and self.asked > 1:
+            assert self.codes is not None
+            # Set whole when made; the codes stay for a thread that already chose them.
+            self.matrix = _unit_rows(np.asarray(self.codes), self.dimensions)
 
     def _nearest_by_signs(self, query: np.ndarray) -> np.ndarray:
         """The rows of the ``candidates`` passages whose signs differ least from the
@@ -386,20 +391,26 @@ def note_evidence(
     if not len(index.notes):
         empty = np.zeros(0)
         return NoteEvidence(empty.astype(np.int64), empty, empty, empty.astype(np.int32))
+    index._asked_again()
     if index.matrix is not None:
         rows = np.arange(len(index.notes))
         scores = np.einsum("ij,j->i", index.matrix, query)
+    elif index.signs is None:  # a kept index's first query: every packed row, exactly
+        assert index.codes is not None
+        rows = np.arange(len(index.notes))
+        scores = _cosines(index.codes, query, norms=index.norms)
     else:
         assert index.codes is not None
         rows = index._nearest_by_signs(query)
-        scores = _cosines(index.codes[rows], query)
+        norms = None if index.norms is None else index.norms[rows]
+        scores = _cosines(index.codes[rows], query, norms=norms)
     ids, inverse = np.unique(index.notes[rows], return_inverse=True)
     order = np.argsort(-scores, kind="stable")
     _, first = np.unique(inverse[order], return_index=True)  # each note's best row
     best_rows = order[first]
     passage = scores[best_rows].astype(np.float64)
     whole = passage.copy()
-    if index.matrix is not None:
+    if index.signs is None:  # every passage scored: a note's whole is the mean of them
         counts = np.bincount(inverse, minlength=len(ids))
         means = np.bincount(inverse, weights=scores, minlength=len(ids)) / counts
         if whole_for is None:
@@ -426,8 +437,8 @@ _LENGTHS: WeakKeyDictionary[VectorIndex, _Lengths] = WeakKeyDictionary()  # kept
 
 
 def _mean_lengths(index: VectorIndex, notes: np.ndarray) -> np.ndarray:
-    """The length of each of ``notes``' mean passage vector (exact scan only)."""
-    assert index.matrix is not None
+    """The length of each of ``notes``' mean passage vector (exact scan only: from the
+    matrix, or a kept index's packed rows before it has one)."""
     lengths = _LENGTHS.get(index)
     if lengths is None:
         lengths = _LENGTHS[index] = _Lengths(index)
@@ -437,7 +448,12 @@ def _mean_lengths(index: VectorIndex, notes: np.ndarray) -> np.ndarray:
         if length is None:
             left = np.searchsorted(lengths.sorted_notes, note, side="left")
             right = np.searchsorted(lengths.sorted_notes, note, side="right")
-            rows = index.matrix[lengths.by_note[left:right]]
+            own = lengths.by_note[left:right]
+            if index.matrix is not None:
+                rows = index.matrix[own]
+            else:
+                assert index.codes is not None
+                rows = _unit_rows(np.asarray(index.codes[own]), index.dimensions)
             length = float(np.linalg.norm(rows.mean(axis=0))) or 1.0
             lengths.known[note] = length
         found[at] = length
