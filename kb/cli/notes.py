@@ -368,8 +368,6 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         click.echo(json_text(found._asdict(), indent=2))
         return
     links = found.links
-    resolved = links.get("resolved", 0) + links.get("ambiguous", 0)
-    broken = links.get("broken", 0) + links.get("missing-heading", 0)
     years = ", ".join(f"{year}: {count}" for year, count in found.by_year.items())
     for label, value in (
         ("notes", f"{found.notes:,}"),
@@ -378,8 +376,9 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         ("series", f"{found.series:,}"),
         (
             "links",
-            f"{resolved:,} resolved, {broken:,} broken, "
-            f"{links.get('external', 0):,} external, {links.get('attachment', 0):,} attachments",
+            f"{links['resolved']:,} resolved, {links['broken']:,} broken, "
+            f"{links['external']:,} external, {links['attachments']:,} attachments, "
+            f"{links['missing_files']:,} missing files",
         ),
         ("by year", years or "none"),
         ("store", _size(found.store_bytes)),

@@ -172,7 +172,7 @@ def search(
         _print_hits(hits)
     if cut:
         shown = f"{len(hits)} note" if len(hits) == 1 else f"{len(hits)} notes"
-        click.echo(f"kb: showing the first {shown} of more; use --all or a larger -n", err=True)
+        click.echo(f"kb: showing the first {shown}; more match: use --all or a larger -n", err=True)
     if not hits:
         from kb.text import one_line  # deferred: on first use
 
