@@ -78,7 +78,7 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
 
     from kb.text import json_text, strip_controls  # deferred: on first use
 
-    files = [os.path.relpath(kb.note_file(note.root, note.rel)) for note in notes]
+    files = [kb.shown_file(kb.note_file(note.root, note.rel)) for note in notes]
     if output.as_json:
         fields = [note.fields(file) for note, file in zip(notes, files, strict=True)]
         click.echo(json_text(fields, indent=2))
@@ -160,17 +160,18 @@ def show(ctx: click.Context, note: str, raw: bool, as_json: bool, no_pager: bool
     kb = open_kb(ctx)
     details = kb.note_details(kb.find_note(note))
     if as_json:
-        click.echo(json_text(details.as_json(os.path.relpath(details.file)), indent=2))
+        click.echo(json_text(details.as_json(kb.shown_file(details.file)), indent=2))
     else:
         from kb.cli.pager import show_rendered, stdout_is_terminal  # show alone pages
 
         if raw or not stdout_is_terminal():
             click.echo(strip_controls(details.markdown).rstrip("\n"))
         else:
-            show_rendered(lambda console: _render_note(details, console), pager=not no_pager)
+            file = kb.shown_file(details.file)
+            show_rendered(lambda console: _render_note(details, file, console), pager=not no_pager)
 
 
-def _render_note(details: NoteDetails, console: Console) -> None:
+def _render_note(details: NoteDetails, file: str, console: Console) -> None:
     """The note's body as Rich renders Markdown, under its title, date, path and tags.
     Note text is never read as Rich markup, and links are shown, not made hyperlinks."""
     from rich.markdown import Markdown  # deferred: loads linkify_it, markdown_it, pygments, rich
@@ -181,7 +182,7 @@ def _render_note(details: NoteDetails, console: Console) -> None:
 
     console.print(Text(one_line(details.title), style="bold"))
     tags = " ".join(f"#{one_line(tag)}" for tag in details.tags)
-    meta = [(details.date or "")[:10], one_line(details.path), tags]
+    meta = [(details.date or "")[:10], one_line(file), tags]
     console.print(Text("  ".join(part for part in meta if part), style="dim"))
     console.print()
     console.print(Markdown(clean_text(markdown_body(details.markdown)), hyperlinks=False))

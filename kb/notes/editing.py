@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shlex
 from datetime import date
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,8 +42,6 @@ _START = 4096  # bytes of each: the front matter and the first line of the text
 def _neighbours(folder: Path, root: Path) -> list[Path]:
     """A few notes beside where the new one goes, else anywhere in the root: the site's
     own habits. Stops after SAMPLED_NEIGHBOURS, never a walk of a large root."""
-    from itertools import islice
-
     found = sorted(islice((p for p in folder.glob("*.md") if p.is_file()), SAMPLED_NEIGHBOURS))
     if found:
         return found

@@ -193,7 +193,7 @@ def test_the_readmes_search_output_is_what_kb_prints(bundled: Path) -> None:
     in the same order (snippets may be cut at another width)."""
     block = README.split("$ kb search roofline -n 2\n", 1)[1].split("```", 1)[0]
     done = _shell("kb search roofline -n 2", bundled)
-    shown = [line for line in block.splitlines() if line.startswith(("FLOPs", "CS336", "posts/"))]
+    shown = [line for line in block.splitlines() if line.startswith(("FLOPs", "CS336", "notes/"))]
     printed = done.stdout.splitlines()
     assert shown and all(line in printed for line in shown), (shown, printed)
 
