@@ -24,6 +24,7 @@ from kb.store.names import StoreLinkIndex
 
 if TYPE_CHECKING:
     from kb.engines.contract import EngineEntry, SearchEngine
+    from kb.ingest.changes import NoteChanges
     from kb.ingest.run import IngestStats, ProgressCallback
     from kb.links.check import CheckProblem
     from kb.links.connections import Connections, Mention, Related
@@ -130,6 +131,17 @@ class KnowledgeBase:
         finally:
             if rebuild:  # readers opened meanwhile hold the store it replaced
                 self._reset_readers()
+
+    @_store_errors
+    def changes_since_ingest(self, as_configured: bool = False) -> NoteChanges | None:
+        """The files the next ingest would add, read again or remove, by a stat of each
+        (``kb.ingest.changes``): what a command that reads notes looks at first. With
+        ``as_configured``, None when kb.yaml's ``changed_notes`` says not to look."""
+        from kb.ingest import changes  # deferred: loads the walk
+
+        if as_configured:
+            return changes.changes_to_catch_up(self.config, self._store)
+        return changes.changes_since_ingest(self.config, self._store)
 
     def embed(
         self,

@@ -157,7 +157,7 @@ def show(ctx: click.Context, note: str, raw: bool, as_json: bool, no_pager: bool
 
     from kb.text import json_text, strip_controls  # deferred: on first use
 
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     details = kb.note_details(kb.find_note(note))
     if as_json:
         click.echo(json_text(details.as_json(kb.shown_file(details.file)), indent=2))
@@ -254,7 +254,7 @@ def list_command(
     """
     from kb.notes.listing import ListFilters, parse_date, parse_moment  # deferred: 8 modules more
 
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     filters = ListFilters(
         tags=tag,
         series=series,
@@ -287,7 +287,7 @@ def recent(ctx: click.Context, limit: int, output: ListingOutput) -> None:
     """The notes whose files changed last, newest first."""
     from kb.notes.listing import ListFilters  # deferred: 8 modules more
 
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     _print_listed(kb, kb.list_notes(ListFilters(), sort="modified", limit=limit), output)
 
 
@@ -306,7 +306,7 @@ def tags(ctx: click.Context, tree: bool, sort: str, as_json: bool) -> None:
     """Every tag with the number of notes that have it."""
     from kb.text import json_text, one_line  # deferred: on first use
 
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     if tree:
         nodes = kb.tag_tree()
         if as_json:
@@ -364,7 +364,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     ingest: from the store's counts, without reading any note."""
     from kb.text import json_text  # deferred: on first use
 
-    found = open_kb(ctx).stats()
+    found = open_kb(ctx, reads_notes=True).stats()
     if as_json:
         click.echo(json_text(found._asdict(), indent=2))
         return

@@ -134,7 +134,7 @@ def search(
     """
     if print0 and as_json:
         raise click.UsageError("--print0 prints paths; it does not go with --json")
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     # One more than asked tells whether the list was cut, without counting every match.
     results = kb.search(
         " ".join(query), limit=_EVERY if every else limit + 1, exact=exact, lexical=lexical

@@ -56,7 +56,7 @@ def sql(ctx: click.Context, query: str, fmt: str | None) -> None:
     A table on a terminal, JSON when piped (as sqlite-utils query prints). A statement
     that would write is refused (exit 2).
     """
-    result = open_kb(ctx).sql(query)
+    result = open_kb(ctx, reads_notes=True).sql(query)
     fmt = fmt or ("table" if sys.stdout.isatty() else "json")
     from kb.cli.sql_output import write_rows  # deferred: 3 modules more
 

@@ -274,7 +274,7 @@ class KbStats(NamedTuple):
     store_bytes: int
     index_bytes: int  # the whole index folder, store included
     engine: str
-    last_ingest: str | None  # when the store last changed, ISO 8601 in UTC
+    last_ingest: str | None  # when the last ingest ran (its own record), ISO 8601 in UTC
 
 
 # What kb stats counts of the links, from the store's statuses: an ambiguous link still
@@ -300,7 +300,11 @@ def kb_stats(store: Store, store_path: Path, index_dir: Path, engine: str) -> Kb
     """Totals from stored counts, never a pass over the notes' text."""
     notes, words = store.notes.totals()
     store_files = [p for p in store_path.parent.glob(store_path.name + "*") if p.is_file()]
-    last = max((p.stat().st_mtime_ns for p in store_files), default=None)
+    # The ingest records its time; a store from a kb before that has only the store file's
+    # own time (never -shm's, which every reader touches).
+    last = store.meta.get("last_ingest")
+    if last is None and store_path.is_file():
+        last = _iso(store_path.stat().st_mtime_ns)
     return KbStats(
         notes=notes,
         words=words,
@@ -311,7 +315,7 @@ def kb_stats(store: Store, store_path: Path, index_dir: Path, engine: str) -> Kb
         store_bytes=sum(p.stat().st_size for p in store_files),
         index_bytes=sum(p.stat().st_size for p in index_dir.rglob("*") if p.is_file()),
         engine=engine,
-        last_ingest=_iso(last) if last is not None else None,
+        last_ingest=last,
     )
 
 
