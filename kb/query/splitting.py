@@ -185,12 +185,15 @@ def split_started(word: str, lexicon: Lexicon) -> list[str]:
 def close_spellings(word: str, lexicon: Lexicon) -> list[str]:
     """Vocabulary words one edit from a word of 5+ letters, two from 9+ (Meilisearch's
     and Typesense's defaults; a swap of two letters is one edit); from a word of 3 or 4
-    letters, only a swap of two neighbours (``ebfp`` → ebpf), the one slip of the fingers
-    that keeps every letter: any other edit of so short a word is another word."""
+    letters that no note holds, only a swap of two neighbours (``ebfp`` → ebpf), the one
+    slip of the fingers that keeps every letter: any other edit of so short a word is
+    another word."""
     if len(word) < MIN_SWAPPED or not (word.isascii() and word.isalpha()):
         return []  # numbers and identifiers with digits are exact (`word3x7`, `fp16`)
     if len(word) < 5:
-        return sorted(lexicon.known(neighbour_swaps(word)) - {word})[:MAX_TYPOS]
+        if lexicon.known([word]):
+            return []  # a short word the notes use is meant as typed (form, not from)
+        return sorted(lexicon.known(neighbour_swaps(word)))[:MAX_TYPOS]
     if len(word) < 9:
         # Every spelling one edit away, looked up in the vocabulary's index: a few hundred
         # keys, where comparing with the vocabulary would first load and import it.
