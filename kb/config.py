@@ -37,6 +37,13 @@ _SHOWN = 3  # terms named in one warning
 _MAYBE_ALIAS = re.compile(r"(?:^|[\s\[{,:-])\*[^\s,\]}]", re.MULTILINE)
 
 
+# What a command that reads notes does first with the files changed since the last ingest
+# (a stat of each: kb.ingest.changes): ingest them, say in one line on stderr how many
+# changed and what to run, or not look; auto ingests them up to 20,000 stored notes.
+CHANGED_NOTES = ("auto", "ingest", "tell", "off")
+DEFAULT_CHANGED_NOTES = "auto"
+
+
 @dataclass(frozen=True, slots=True)
 class NotesRoot:
     """A folder of notes. ``name`` prefixes note paths when a knowledge base has several."""
@@ -64,6 +71,7 @@ class Config:
     mention_terms: dict[str, str] = field(default_factory=dict)
     mention_ignore: tuple[str, ...] = ()  # titles and aliases that never make a mention
     new_notes_folder: str = ""
+    changed_notes: str = DEFAULT_CHANGED_NOTES  # CHANGED_NOTES: before a command reads notes
     synonyms: dict[str, tuple[str, ...]] = field(default_factory=dict)
     raw: dict[str, Any] = field(default_factory=dict)
     # What kb.yaml asks for that kb did only in part (a capped list, a duplicate root): one
@@ -159,10 +167,26 @@ def _config(home: Path, raw: dict[str, Any]) -> Config:
             str(n) for n in _string_list(raw.get("mention_ignore"), "mention_ignore", home)
         ),
         new_notes_folder=str(raw.get("new_notes_folder") or ""),
+        changed_notes=_changed_notes(raw.get("changed_notes"), warnings),
         synonyms=_synonyms(raw.get("synonyms"), home, warnings),
         raw=raw,
         warnings=tuple(warnings),
     )
+
+
+def _changed_notes(value: Any, warnings: list[str]) -> str:
+    if value is None:
+        return DEFAULT_CHANGED_NOTES
+    if value is False:  # YAML reads a bare `off` as false
+        return "off"
+    chosen = str(value).strip().lower()
+    if chosen not in CHANGED_NOTES:
+        warnings.append(
+            f"changed_notes: {chosen!r} is none of {', '.join(CHANGED_NOTES)}; "
+            f"using {DEFAULT_CHANGED_NOTES}"
+        )
+        return DEFAULT_CHANGED_NOTES
+    return chosen
 
 
 def _string_list(value: Any, key: str, home: Path) -> list[Any]:

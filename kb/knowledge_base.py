@@ -12,12 +12,19 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
 from kb.config import CONFIG_NAME, Config, load_config
 from kb.errors import KbError, UsageError
 from kb.links.resolve import host_of_url
-from kb.locations import find_knowledge_base, init_knowledge_base, locate_knowledge_base
+from kb.locations import (
+    find_knowledge_base,
+    init_knowledge_base,
+    locate_knowledge_base,
+    shown_file,
+    shown_note_path,
+)
 from kb.store import Store, store_errors
 from kb.store.names import StoreLinkIndex
 
 if TYPE_CHECKING:
     from kb.engines.contract import EngineEntry, SearchEngine
+    from kb.ingest.changes import NoteChanges
     from kb.ingest.run import IngestStats, ProgressCallback
     from kb.links.check import CheckProblem
     from kb.links.connections import Connections, FileOf, Mention, Related
@@ -124,6 +131,17 @@ class KnowledgeBase:
         finally:
             if rebuild:  # readers opened meanwhile hold the store it replaced
                 self._reset_readers()
+
+    @_store_errors
+    def changes_since_ingest(self, as_configured: bool = False) -> NoteChanges | None:
+        """The files the next ingest would add, read again or remove, by a stat of each
+        (``kb.ingest.changes``): what a command that reads notes looks at first. With
+        ``as_configured``, None when kb.yaml's ``changed_notes`` says not to look."""
+        from kb.ingest import changes  # deferred: loads the walk
+
+        if as_configured:
+            return changes.changes_to_catch_up(self.config, self._store)
+        return changes.changes_since_ingest(self.config, self._store)
 
     def embed(
         self,
@@ -538,6 +556,15 @@ class KnowledgeBase:
             if notes_root.name == root:
                 return notes_root.path / rel
         raise KbError(f"notes root {root!r} is no longer in kb.yaml: run 'kb ingest'")
+
+    def shown_path(self, note_path: str) -> str:
+        """A note's file as every command prints it: from the current folder when that is
+        inside the knowledge base, else whole (kb.locations.shown_note_path)."""
+        return shown_note_path(self.config, note_path)
+
+    def shown_file(self, file: Path | str) -> str:
+        """Any file of the knowledge base printed as ``shown_path`` prints a note's."""
+        return shown_file(self.config, file)
 
     def _reset_readers(self) -> None:
         """Every thread opens its reader again on its next read; a thread closes its own

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import lru_cache
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from kb.config import (
     CONFIG_NAME,
@@ -16,6 +17,9 @@ from kb.config import (
     read_setting_file,
 )
 from kb.errors import KbError, NoKnowledgeBase
+
+if TYPE_CHECKING:
+    from kb.config import Config
 
 ENV_HOME = "KB_HOME"
 USER_CONFIG_NAME = "config.yaml"
@@ -154,3 +158,66 @@ def _must_exist(path: Path, source: str) -> Path:
     if not path.is_dir():
         raise NoKnowledgeBase(f"{path} (from {source}) is not a folder")
     return path.resolve()
+
+
+# -- paths as every command prints them ------------------------------------------------------
+
+
+def note_file_of(config: Config, note_path: str) -> Path:
+    """The file behind a note path (``rel``, or ``root/rel`` with several roots)."""
+    root, rel = _root_and_rel(config, note_path)
+    return root / rel
+
+
+def _root_and_rel(config: Config, note_path: str) -> tuple[Path, str]:
+    if config.prefixed:
+        name, _, rel = note_path.partition("/")
+        for root in config.roots:
+            if root.name == name:
+                return root.path, rel
+    return config.roots[0].path, note_path
+
+
+def shown_note_path(config: Config, note_path: str, cwd: Path | None = None) -> str:
+    """A note's file as every command prints it: from the current folder when that folder
+    lies inside the knowledge base (the path an editor opens, that kb mv and every NOTE
+    argument take back), else whole, so it never climbs out through ``../..``."""
+    root, rel = _root_and_rel(config, note_path)
+    here = str(cwd) if cwd else os.getcwd()  # noqa: PTH109 (a str, once per path printed)
+    if not _inside(str(config.home), here):
+        return str(Path(here) / root / rel)  # root is absolute already
+    # The root's place from here, worked out once (kb check prints thousands of paths).
+    base = _relative_root(str(root), here)
+    if base is None:
+        return _relative(str(root / rel), here)
+    return base + os.sep + rel.replace("/", os.sep)
+
+
+def shown_file(config: Config, file: Path | str, cwd: Path | None = None) -> str:
+    """Any file of the knowledge base as every command prints it (``shown_note_path``)."""
+    here = str(cwd) if cwd else os.getcwd()  # noqa: PTH109 (a str, as shown_note_path)
+    if not _inside(str(config.home), here):
+        return str(Path(here) / file)
+    return _relative(str(file), here)
+
+
+@lru_cache(maxsize=16)
+def _inside(home: str, here: str) -> bool:
+    """Whether the folder ``here`` is the knowledge base ``home`` or lies inside it."""
+    folder, base = Path(here).resolve(), Path(home).resolve()
+    return folder == base or base in folder.parents
+
+
+@lru_cache(maxsize=16)
+def _relative_root(root: str, here: str) -> str | None:
+    """``root`` relative to ``here``; None when ``here`` is the root or lies inside it (a
+    note's path from here need not pass through the root then)."""
+    base = _relative(root, here)
+    return None if all(part in (".", "..") for part in Path(base).parts) else base
+
+
+def _relative(file: str, here: str) -> str:
+    try:
+        return os.path.relpath(file, here)
+    except ValueError:  # another drive (Windows)
+        return file

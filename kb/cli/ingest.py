@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import click
@@ -45,10 +46,28 @@ def init(directory: Path, make_default: bool) -> None:
     try:
         index_dir = KnowledgeBase.open(made.home).config.index_dir
     except KbError:  # kb.yaml kept as it was, and unreadable: kb ingest will say why
-        return
-    ignore = keep_out_of_git(index_dir)
-    if ignore is not None:
-        click.echo(f"kept the store out of git: wrote {path_line(relative_path(ignore))} (*)")
+        index_dir = None
+    if index_dir is not None:
+        ignore = keep_out_of_git(index_dir)
+        if ignore is not None:
+            click.echo(f"kept the store out of git: wrote {path_line(relative_path(ignore))} (*)")
+    click.echo(f"next, read the notes into the store: {_ingest_command(made.home)}")
+
+
+def _ingest_command(home: Path) -> str:
+    """``kb ingest`` when kb run here finds ``home``, else with ``--kb`` naming it."""
+    from kb.knowledge_base import KnowledgeBase  # deferred: 32 modules more
+
+    try:
+        found, _ = KnowledgeBase.locate()
+    except KbError:
+        found = None
+    if found is not None and found.resolve() == home.resolve():
+        return "kb ingest"
+    here = Path.cwd().resolve()
+    folder = home.resolve()
+    named = relative_path(folder) if folder.is_relative_to(here) else str(folder)
+    return f"kb --kb {shlex.quote(path_line(named))} ingest"
 
 
 GITIGNORE = "# kb's store, derived from the notes (kb ingest --rebuild makes it again)\n*\n"

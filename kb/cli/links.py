@@ -9,6 +9,8 @@ import click
 from kb.cli.output import open_kb
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kb.links.connections import Connections
     from kb.notes.views import PageLink
 
@@ -40,7 +42,7 @@ def links(ctx: click.Context, note: str, as_json: bool, related_limit: int) -> N
     NOTE is a path (relative to this folder or to the notes root), a title or an alias.
     Exit codes: 0 shown, 1 no store yet, 2 NOTE matches no note or several.
     """
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     found = kb.connections(kb.find_note(note), related_limit=related_limit)
     if as_json:
         from kb.text import json_text  # deferred: on first use
@@ -52,10 +54,15 @@ def links(ctx: click.Context, note: str, as_json: bool, related_limit: int) -> N
     external = []
     if any(link.status == "external" for link in found.outgoing):  # their text: the page's
         external = [link for link in kb.note_page(found.note.id).links if link.url]
-    _print_connections(found, external, terminal_width())
+    _print_connections(found, external, terminal_width(), kb.shown_path)
 
 
-def _print_connections(found: Connections, external: list[PageLink], width: int | None) -> None:
+def _print_connections(
+    found: Connections,
+    external: list[PageLink],
+    width: int | None,
+    shown: Callable[[str], str],
+) -> None:
     """The note's links, external links, backlinks, mentions and related notes, one entry
     a line when piped. On a terminal (``width`` cells) no line is wider: titles are cut
     at the end and paths and URLs in the middle with ``…``, quoted lines and reasons wrap
@@ -64,7 +71,7 @@ def _print_connections(found: Connections, external: list[PageLink], width: int 
     from kb.text import one_line, shown_url  # deferred: on first use
 
     lines = Lines(width)
-    lines.pair("", one_line(found.note.title), one_line(found.note.path), "", sep="\n")
+    lines.pair("", one_line(found.note.title), one_line(shown(found.note.path)), "", sep="\n")
     note_links = [x for x in found.outgoing if x.status not in ("external", "attachment")]
     outside = len(found.outgoing) - len(note_links)
     lines.add(f"\nLinks ({len(note_links)}{f', {outside} external' if outside else ''})")
@@ -75,7 +82,7 @@ def _print_connections(found: Connections, external: list[PageLink], width: int 
             lines.pair(
                 label,
                 one_line(link.title or ""),
-                one_line(link.path or ""),
+                one_line(shown(link.path) if link.path else ""),
                 f"  :{link.line}{flag.get(link.status, '')}",
             )
         else:
@@ -92,7 +99,7 @@ def _print_connections(found: Connections, external: list[PageLink], width: int 
     lines.add(f"\nBacklinks ({len(found.backlinks)})")
     for back in sorted(found.backlinks, key=lambda b: (not b.rel, b.rel, b.path)):
         label = f"  {one_line(back.rel)}: " if back.rel else "  "
-        lines.pair(label, one_line(back.title), one_line(back.path), "")
+        lines.pair(label, one_line(back.title), one_line(shown(back.path)), "")
         for place in back.places:  # every link from that note, with its line
             written = f"“{one_line(place.context)}”" if place.context else f"({place.kind})"
             lines.text(f":{place.line}  {written}", " " * 6, " " * 8)
@@ -101,13 +108,15 @@ def _print_connections(found: Connections, external: list[PageLink], width: int 
         where = f":{mention.line}" if mention.line else ""
         context = f"“{one_line(mention.context)}”"
         if width is None:
-            lines.add(f"  {one_line(mention.title)}  {one_line(mention.path)}{where}  {context}")
+            lines.add(
+                f"  {one_line(mention.title)}  {one_line(shown(mention.path))}{where}  {context}"
+            )
         else:
-            lines.pair("  ", one_line(mention.title), one_line(mention.path), where)
+            lines.pair("  ", one_line(mention.title), one_line(shown(mention.path)), where)
             lines.text(context, " " * 6, " " * 6)
     lines.add(f"\nRelated ({len(found.related)})")
     for item in found.related:
-        lines.pair("  ", one_line(item.title), one_line(item.path), "")
+        lines.pair("  ", one_line(item.title), one_line(shown(item.path)), "")
         lines.text(one_line(item.reason), " " * 6, " " * 6)
     lines.echo()
 
@@ -164,16 +173,15 @@ def check(ctx: click.Context, as_json: bool) -> None:
     """Report broken note links (with the notes they may have meant), links to files
     that do not exist, links to missing headings, ambiguous wikilinks, duplicate titles
     and files with parse warnings, one per line as path:line: kind: message, the path
-    relative to the current folder.
+    relative to the current folder when it is inside the knowledge base (else whole).
 
     Exit codes: 0 no problems, 1 problems found (or no store yet).
     """
     from dataclasses import asdict  # deferred: 2 modules more
 
-    from kb.links.check import shown_path  # deferred: 6 modules more
     from kb.text import json_text, one_line  # deferred: on first use
 
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     problems = kb.check()
     if as_json:
         click.echo(json_text([asdict(p) for p in problems], indent=2))
@@ -184,7 +192,7 @@ def check(ctx: click.Context, as_json: bool) -> None:
         lines = []
         for problem in problems:
             # path:line: kind: message, the file relative to here, as editors open it
-            path = shown_path(kb.config, problem.path)
+            path = kb.shown_path(problem.path)
             where = one_line(f"{path}:{problem.line}" if problem.line else path)
             line = f"{where}: {problem.kind}: {one_line(problem.message)}"
             if width is None:
@@ -227,6 +235,6 @@ def graph(ctx: click.Context, fmt: str, with_mentions: bool, with_related: bool)
     """Export the link graph (explicit links; optionally mentions and related notes)."""
     from kb.links.graph import render  # deferred: 5 modules more
 
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     for piece in render(kb.graph(with_mentions, with_related), fmt):  # never all at once
         click.echo(piece, nl=False)

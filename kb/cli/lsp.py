@@ -24,7 +24,8 @@ def lsp(ctx: click.Context, stdio: bool) -> None:
     except ImportError as exc:
         missing = getattr(exc, "name", None) or "pygls"
         click.echo(
-            f"kb: kb lsp needs {missing}, which is not installed: pip install 'kb-notes[lsp]'",
+            f"kb: kb lsp needs {missing}, which is not installed: "
+            "pip install '.[lsp]' in kb's folder",
             err=True,
         )
         sys.exit(1)

@@ -13,7 +13,7 @@ import click
 from kb.cli.output import open_kb
 from kb.errors import UsageError
 
-INSTALL_HINT = "kb mcp needs the MCP SDK: pip install 'kb-notes[mcp]'"
+INSTALL_HINT = "kb mcp needs the MCP SDK: pip install '.[mcp]' in kb's folder"
 TOKEN_VARIABLE = "KB_MCP_TOKEN"
 
 

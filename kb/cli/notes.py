@@ -78,7 +78,7 @@ def _print_listed(kb: KnowledgeBase, notes: list[ListedNote], output: ListingOut
 
     from kb.text import json_text, strip_controls  # deferred: on first use
 
-    files = [os.path.relpath(kb.note_file(note.root, note.rel)) for note in notes]
+    files = [kb.shown_file(kb.note_file(note.root, note.rel)) for note in notes]
     if output.as_json:
         fields = [note.fields(file) for note, file in zip(notes, files, strict=True)]
         click.echo(json_text(fields, indent=2))
@@ -157,20 +157,21 @@ def show(ctx: click.Context, note: str, raw: bool, as_json: bool, no_pager: bool
 
     from kb.text import json_text, strip_controls  # deferred: on first use
 
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     details = kb.note_details(kb.find_note(note))
     if as_json:
-        click.echo(json_text(details.as_json(os.path.relpath(details.file)), indent=2))
+        click.echo(json_text(details.as_json(kb.shown_file(details.file)), indent=2))
     else:
         from kb.cli.pager import show_rendered, stdout_is_terminal  # show alone pages
 
         if raw or not stdout_is_terminal():
             click.echo(strip_controls(details.markdown).rstrip("\n"))
         else:
-            show_rendered(lambda console: _render_note(details, console), pager=not no_pager)
+            file = kb.shown_file(details.file)
+            show_rendered(lambda console: _render_note(details, file, console), pager=not no_pager)
 
 
-def _render_note(details: NoteDetails, console: Console) -> None:
+def _render_note(details: NoteDetails, file: str, console: Console) -> None:
     """The note's body as Rich renders Markdown, under its title, date, path and tags.
     Note text is never read as Rich markup, and links are shown, not made hyperlinks."""
     from rich.markdown import Markdown  # deferred: loads linkify_it, markdown_it, pygments, rich
@@ -181,7 +182,7 @@ def _render_note(details: NoteDetails, console: Console) -> None:
 
     console.print(Text(one_line(details.title), style="bold"))
     tags = " ".join(f"#{one_line(tag)}" for tag in details.tags)
-    meta = [(details.date or "")[:10], one_line(details.path), tags]
+    meta = [(details.date or "")[:10], one_line(file), tags]
     console.print(Text("  ".join(part for part in meta if part), style="dim"))
     console.print()
     console.print(Markdown(clean_text(markdown_body(details.markdown)), hyperlinks=False))
@@ -253,7 +254,7 @@ def list_command(
     """
     from kb.notes.listing import ListFilters, parse_date, parse_moment  # deferred: 8 modules more
 
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     filters = ListFilters(
         tags=tag,
         series=series,
@@ -286,7 +287,7 @@ def recent(ctx: click.Context, limit: int, output: ListingOutput) -> None:
     """The notes whose files changed last, newest first."""
     from kb.notes.listing import ListFilters  # deferred: 8 modules more
 
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     _print_listed(kb, kb.list_notes(ListFilters(), sort="modified", limit=limit), output)
 
 
@@ -305,7 +306,7 @@ def tags(ctx: click.Context, tree: bool, sort: str, as_json: bool) -> None:
     """Every tag with the number of notes that have it."""
     from kb.text import json_text, one_line  # deferred: on first use
 
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     if tree:
         nodes = kb.tag_tree()
         if as_json:
@@ -363,15 +364,13 @@ def stats(ctx: click.Context, as_json: bool) -> None:
     ingest: from the store's counts, without reading any note."""
     from kb.text import json_text  # deferred: on first use
 
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     found = kb.stats()
     meaning = kb.meaning_status()
     if as_json:
         click.echo(json_text({**found._asdict(), "meaning": meaning.as_json()}, indent=2))
         return
     links = found.links
-    resolved = links.get("resolved", 0) + links.get("ambiguous", 0)
-    broken = links.get("broken", 0) + links.get("missing-heading", 0)
     years = ", ".join(f"{year}: {count}" for year, count in found.by_year.items())
     for label, value in (
         ("notes", f"{found.notes:,}"),
@@ -380,8 +379,9 @@ def stats(ctx: click.Context, as_json: bool) -> None:
         ("series", f"{found.series:,}"),
         (
             "links",
-            f"{resolved:,} resolved, {broken:,} broken, "
-            f"{links.get('external', 0):,} external, {links.get('attachment', 0):,} attachments",
+            f"{links['resolved']:,} resolved, {links['broken']:,} broken, "
+            f"{links['external']:,} external, {links['attachments']:,} attachments, "
+            f"{links['missing_files']:,} missing files",
         ),
         ("by year", years or "none"),
         ("store", _size(found.store_bytes)),

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from kb.errors import UsageError
+from kb.errors import KbError, UsageError
 
 if TYPE_CHECKING:
     from kb.ingest.run import IngestStats
@@ -55,7 +55,9 @@ def stop_on_signals() -> None:
         signal.signal(signum, stop)
 
 
-def open_kb(ctx: click.Context) -> KnowledgeBase:
+def open_kb(ctx: click.Context, reads_notes: bool = False) -> KnowledgeBase:
+    """The knowledge base in use; for a command that ``reads_notes``, brought up to date
+    with the files first as kb.yaml's ``changed_notes`` says (``catch_up``)."""
     from kb.knowledge_base import KnowledgeBase  # deferred: 32 modules more
 
     kb = KnowledgeBase.open(ctx.obj.get("kb_dir"))
@@ -63,7 +65,47 @@ def open_kb(ctx: click.Context) -> KnowledgeBase:
     recovered = kb.finish_interrupted_move()
     if recovered:
         click.echo(f"kb: {recovered}", err=True)
+    if reads_notes:
+        catch_up(kb)
     return kb
+
+
+def catch_up(kb: KnowledgeBase) -> None:
+    """The files changed since the last ingest, by a stat of each: ingested first
+    (``changed_notes: ingest``, and ``auto`` up to 20,000 notes: the app does the same), or
+    counted in one line on stderr with what to run (``tell``, or more than CATCH_UP_AT_MOST
+    changed); ``off`` does not look. stdout stays the command's own (``--json`` is pure
+    JSON)."""
+    try:
+        changes = kb.changes_since_ingest(as_configured=True)
+    except KbError:
+        return  # no store yet, or one to upgrade: the command itself says so
+    if changes is None or not changes.total:
+        return
+    counts = ", ".join(
+        f"{word} {count}"
+        for word, count in zip(("added", "updated", "removed"), changes, strict=True)
+        if count
+    )
+    changed = (
+        f"{changes.total} note{'s' if changes.total != 1 else ''} changed since the last "
+        f"ingest ({counts})"
+    )
+    if kb.config.changed_notes != "tell" and changes.total <= CATCH_UP_AT_MOST:
+        try:
+            stats = kb.ingest(lock_wait=0, embed=False)
+        except KbError as exc:  # another ingest holds the lock, a read-only store...
+            click.echo(f"kb: {changed}, not ingested ({exc}); run 'kb ingest'", err=True)
+            return
+        show_problems(stats)
+        click.echo(f"kb: {changed}: ingested first", err=True)
+        return
+    click.echo(f"kb: {changed}; run 'kb ingest' to bring them in", err=True)
+
+
+# More changed files than this (a git checkout, a synced folder) are left to `kb ingest`,
+# with its progress bar, rather than read silently before a search.
+CATCH_UP_AT_MOST = 500
 
 
 def warn_settings(kb: KnowledgeBase) -> None:

@@ -141,7 +141,7 @@ def search(
     """
     if print0 and as_json:
         raise click.UsageError("--print0 prints paths; it does not go with --json")
-    kb = open_kb(ctx)
+    kb = open_kb(ctx, reads_notes=True)
     # One more than asked tells whether the list was cut, without counting every match.
     results = kb.search(
         " ".join(query),
@@ -166,26 +166,23 @@ def search(
     if as_json:
         from kb.text import json_text  # deferred: on first use
 
-        # `path` stays relative to the notes root; `file` is the path from this folder.
-        found = [
-            {**hit.as_json(), "file": os.path.relpath(kb.note_file(hit.root, hit.rel))}
-            for hit in hits
-        ]
+        # `path` stays the note's path in its root; `file` is printed as the text shows it.
+        found = [{**hit.as_json(), "file": kb.shown_path(hit.path)} for hit in hits]
         click.echo(json_text(found, indent=2))
     elif as_paths or print0:
         for hit in hits:
-            file = os.path.relpath(kb.note_file(hit.root, hit.rel))
+            file = kb.shown_path(hit.path)
             if print0:  # the exact name, for xargs -0
                 click.echo(os.fsencode(file) + b"\0", nl=False)
             else:
                 click.echo(path_line(file))
     else:
-        _print_hits(hits)
+        _print_hits(hits, [kb.shown_path(hit.path) for hit in hits])
     if explain and not as_json:
         _explain_gate(results.gate, lexical or exact)
     if cut:
         shown = f"{len(hits)} note" if len(hits) == 1 else f"{len(hits)} notes"
-        click.echo(f"kb: showing the first {shown} of more; use --all or a larger -n", err=True)
+        click.echo(f"kb: showing the first {shown}; more match: use --all or a larger -n", err=True)
     if not hits:
         from kb.text import one_line  # deferred: on first use
 
@@ -195,7 +192,7 @@ def search(
         ctx.exit(1)
 
 
-def _print_hits(hits: list[SearchHit]) -> None:
+def _print_hits(hits: list[SearchHit], files: list[str]) -> None:
     """Each hit as title and date, path and tags, the snippet, what it lacks. On a
     terminal the title is cut with ``…`` at its end and the path in its middle, and the
     snippet wraps at the terminal's width where kb's line breaker allows (never inside a
@@ -206,14 +203,14 @@ def _print_hits(hits: list[SearchHit]) -> None:
     color = use_color()
     width = terminal_width()
     if width is not None:
-        _print_hits_fitted(hits, width, color)
+        _print_hits_fitted(hits, files, width, color)
         return
-    for hit in hits:
+    for hit, file in zip(hits, files, strict=True):
         title = highlight(hit.title, hit.title_highlights, color, bold=True)
         date = one_line((hit.date or "")[:10])
         click.echo(f"{title}  {click.style(date, dim=True) if color else date}".rstrip())
         tags = " ".join(f"#{one_line(tag)}" for tag in hit.tags)
-        path = one_line(hit.path)
+        path = one_line(file)
         click.echo(
             f"{click.style(path, fg='cyan') if color else path}  "
             f"{click.style(tags, dim=True) if color else tags}".rstrip()
@@ -231,7 +228,7 @@ def _print_hits(hits: list[SearchHit]) -> None:
         click.echo()
 
 
-def _print_hits_fitted(hits: list[SearchHit], width: int, color: bool) -> None:
+def _print_hits_fitted(hits: list[SearchHit], files: list[str], width: int, color: bool) -> None:
     from kb.cli.layout import GAP, echo_lines, wrapped_lines  # deferred: on first use
     from kb.linebreak import cell_width, cut_end, cut_middle  # deferred: 4 modules more
     from kb.text import one_line  # deferred: on first use
@@ -240,7 +237,7 @@ def _print_hits_fitted(hits: list[SearchHit], width: int, color: bool) -> None:
         return click.style(text, dim=True) if color and text else text
 
     lines: list[str] = []
-    for hit in hits:
+    for hit, file in zip(hits, files, strict=True):
         date = one_line((hit.date or "")[:10])
         room = width - (cell_width(date) + len(GAP) if date else 0)
         title = one_line(hit.title)
@@ -249,7 +246,7 @@ def _print_hits_fitted(hits: list[SearchHit], width: int, color: bool) -> None:
         else:  # cut, or made one line: the spans no longer fit, only the title is bold
             shown = highlight(cut_end(title, room), [], color, bold=True)
         lines.append(f"{shown}{GAP}{dim(date)}" if date else shown)
-        path = cut_middle(one_line(hit.path), width)
+        path = cut_middle(one_line(file), width)
         tags = " ".join(f"#{one_line(tag)}" for tag in hit.tags)
         styled = click.style(path, fg="cyan") if color else path
         if tags and cell_width(path) + len(GAP) + cell_width(tags) <= width:

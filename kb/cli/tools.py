@@ -59,7 +59,7 @@ def sql(ctx: click.Context, query: str, fmt: str | None) -> None:
     (default 5) or sql_max_rows rows (default 100,000; kb.yaml), printing what it had
     and one line on stderr (exit 1); Ctrl-C stops it too (exit 130).
     """
-    result = open_kb(ctx).sql(query)
+    result = open_kb(ctx, reads_notes=True).sql(query)
     fmt = fmt or ("table" if sys.stdout.isatty() else "json")
     from kb.cli.sql_output import write_rows  # deferred: 3 modules more
 

@@ -57,7 +57,7 @@ def new(
         except KbError as exc:  # the note is written: keep it, ingest it, say why
             failure = str(exc)
     kb.ingest_file(path)  # the file is kept and ingested, edited or not
-    shown = path_line(relative_path(path))  # from this folder, as every command prints
+    shown = path_line(kb.shown_file(path))  # as every command prints a note's file
     if existing:  # stderr: stdout stays the one path a script reads
         from kb.text import one_line  # deferred: on first use
 
@@ -72,9 +72,10 @@ def new(
 
 
 def _meant_destination(kb: KnowledgeBase, new_path: str) -> str | None:
-    """``kb mv redis posts/`` typed where ``posts/`` is no folder but ``notes/posts/`` is: the
-    path from here the user most likely meant, inside a notes root; None when NEW_PATH lies
-    in a root already, is absolute, or no root holds its folder."""
+    """``kb mv redis posts/`` typed where ``posts/`` is no folder but ``notes/posts/`` is:
+    NEW_PATH read inside a notes root (the path kb prints from outside the knowledge base,
+    and the note's path in its root); None when NEW_PATH from here lies in a root already,
+    is absolute, or no root holds its folder."""
 
     typed = Path(new_path).expanduser()
     if typed.is_absolute() or not new_path.strip():
@@ -91,7 +92,7 @@ def _meant_destination(kb: KnowledgeBase, new_path: str) -> str | None:
             continue  # ../ out of the root again
         as_folder = into_folder or candidate.is_dir()
         if (candidate if as_folder else candidate.parent).is_dir():
-            return relative_path(candidate) + ("/" if as_folder else "")
+            return str(candidate) + ("/" if as_folder else "")
     return None
 
 
@@ -139,7 +140,7 @@ def edit(ctx: click.Context, note: str) -> None:
     show_problems(stats)
     counts = stats.counts()
     changed = [key for key in ("added", "updated", "moved", "removed") if counts[key]]
-    click.echo(f"{path_line(relative_path(details.file))}: " + (", ".join(changed) or "unchanged"))
+    click.echo(f"{path_line(kb.shown_file(details.file))}: " + (", ".join(changed) or "unchanged"))
     if failure:
         fail(ctx, f"{failure}; the note was ingested as it is", 1)
 
@@ -167,10 +168,9 @@ def mv(ctx: click.Context, note: str, new_path: str, dry_run: bool) -> None:
 
     kb = open_kb(ctx)
     found = kb.find_note(note)
-    meant = _meant_destination(kb, new_path)
-    if meant is not None:
-        roots = ", ".join(str(root.path) for root in kb.config.roots)
-        raise UsageError(f"{new_path} is outside every notes root ({roots}); did you mean {meant}?")
+    # NEW_PATH from this folder, or inside the notes root as kb search and kb links print
+    # a note's path there when run from elsewhere: both are taken.
+    new_path = _meant_destination(kb, new_path) or new_path
     if dry_run:
         plan = kb.plan_move(found, new_path)
     else:
@@ -193,15 +193,15 @@ def mv(ctx: click.Context, note: str, new_path: str, dry_run: bool) -> None:
             )
             ctx.exit(128 + exc.signum if isinstance(exc, Stopped) else EXIT_INTERRUPTED)
     for edit in plan.edits:
-        where = relative_path(edit.source)
+        where = kb.shown_file(edit.source)
         click.echo(f"{one_line(where)}:{edit.line}: {one_line(edit.old)} → {one_line(edit.new)}")
     for link in plan.left:
         click.echo(
-            f"kb: {one_line(relative_path(link.source))}:{link.line}: {one_line(link.target)} "
+            f"kb: {one_line(kb.shown_file(link.source))}:{link.line}: {one_line(link.target)} "
             f"({link.kind}) is left as it is",
             err=True,
         )
-    move = f"{one_line(relative_path(plan.source))} → {one_line(relative_path(plan.destination))}"
+    move = f"{one_line(kb.shown_file(plan.source))} → {one_line(kb.shown_file(plan.destination))}"
     if dry_run:
         click.echo(f"would move {move}")
         return

@@ -316,7 +316,9 @@ def importable(module: str) -> bool:
 
 def require_package(module: str, engine: str, package: str, extra: str) -> None:
     if not importable(module):
-        raise KbError(f"the {engine} engine needs {package}: pip install 'kb-notes[{extra}]'")
+        raise KbError(
+            f"the {engine} engine needs {package}: pip install '.[{extra}]' in kb's folder"
+        )
 
 
 def rebuild_beside(path: Path, build: Callable[[Path], int]) -> int:

@@ -71,7 +71,7 @@ def engine_advice(
     then (it imports tantivy)."""
     if engine != "fts5" or notes < ADVISE_TANTIVY_AT or added < ADVISE_AFTER_ADDING:
         return ""
-    install = "" if tantivy_installed() else "pip install 'kb-notes[tantivy]', then "
+    install = "" if tantivy_installed() else "pip install '.[tantivy]' in kb's folder, then "
     return (
         f"{notes:,} notes: the tantivy engine answers searches several times faster here "
         f"({install}kb ingest --rebuild --engine tantivy; see docs/engines.md)"

@@ -19,7 +19,7 @@ TOPICS = {
     "notes": "what kb reads from a note: front matter, title, date, tags, headings",
     "links": "links, mentions, related notes, static sites (Hugo, Jekyll, docs folders)",
     "configuration": "kb.yaml, every key",
-    "engines": "the search engines, FTS5 and whoosh, measured",
+    "engines": "the search engines (FTS5, tantivy, whoosh), measured, and which to pick",
     "sql": "kb sql and the store's read-only views",
     "editors": "kb lsp and the editors' settings",
     "assistants": "kb mcp and the assistants' settings",

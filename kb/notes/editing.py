@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shlex
 from datetime import date
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,7 +28,8 @@ def create_note(root: Path, folder: str, title: str, setting: str) -> Path:
     if target != root and root not in target.parents:
         raise UsageError(f"{setting}: {folder!r} is outside the notes root {root}")
     target.mkdir(parents=True, exist_ok=True)
-    return write_new_note(target, title, new_note_text(title))
+    heading = heads_with_title([_start_of(note) for note in _neighbours(target, root)])
+    return write_new_note(target, title, new_note_text(title, heading=heading))
 
 
 def write_new_note(folder: Path, title: str, text: str) -> Path:
@@ -46,9 +48,51 @@ def write_new_note(folder: Path, title: str, text: str) -> Path:
         return path
 
 
-def new_note_text(title: str, today: date | None = None, tags: list[str] | None = None) -> str:
+SAMPLED_NEIGHBOURS = 20  # notes read to learn whether this site repeats the title as `# …`
+_START = 4096  # bytes of each: the front matter and the first line of the text
+
+
+def _neighbours(folder: Path, root: Path) -> list[Path]:
+    """A few notes beside where the new one goes, else anywhere in the root: the site's
+    own habits. Stops after SAMPLED_NEIGHBOURS, never a walk of a large root."""
+    found = sorted(islice((p for p in folder.glob("*.md") if p.is_file()), SAMPLED_NEIGHBOURS))
+    if found:
+        return found
+    return list(islice((p for p in root.rglob("*.md") if p.is_file()), SAMPLED_NEIGHBOURS))
+
+
+def _start_of(path: Path) -> str:
+    try:
+        with path.open("rb") as file:
+            return file.read(_START).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def heads_with_title(starts: list[str]) -> bool:
+    """Whether a new note should repeat its title as a ``#`` heading, from the starts of
+    the notes beside it: not when most of those that carry a title in front matter (a Hugo
+    or Jekyll post) begin their text without one, as the site's theme prints the title
+    itself; yes otherwise, and with nothing to learn from."""
+    from kb.parse.frontmatter import split_front_matter  # deferred: loads yaml
+
+    titled = headed = 0
+    for text in starts:
+        front = split_front_matter(text.lstrip("\ufeff"))
+        if not isinstance(front.data.get("title"), str):
+            continue
+        titled += 1
+        first = next((line for line in front.body.splitlines() if line.strip()), "")
+        headed += first.startswith("# ")
+    return titled == 0 or 2 * headed >= titled
+
+
+def new_note_text(
+    title: str, today: date | None = None, tags: list[str] | None = None, heading: bool = True
+) -> str:
     """The front-matter template of a new note: written by the YAML library, which quotes
-    what needs it, so any title reads back as typed (a backslash, a colon, `#`, `yes`)."""
+    what needs it, so any title reads back as typed (a backslash, a colon, `#`, `yes`);
+    the title again as a ``#`` heading unless ``heading`` is False."""
     import yaml  # deferred: loads yaml
 
     line = clean_line(title)
@@ -60,7 +104,7 @@ def new_note_text(title: str, today: date | None = None, tags: list[str] | None 
         default_flow_style=None,  # tags: [a, b]
         width=2**31 - 1,  # never fold a long title over lines
     )
-    return f"---\n{front}---\n\n# {line}\n\n"
+    return f"---\n{front}---\n\n# {line}\n\n" if heading else f"---\n{front}---\n\n"
 
 
 def new_note_name(title: str, existing: set[str]) -> str:

@@ -269,30 +269,53 @@ class KbStats(NamedTuple):
     words: int
     tags: int
     series: int
-    links: dict[str, int]  # by status: resolved, broken, missing-heading, external, ...
+    links: dict[str, int]  # LINK_TOTALS, each present (0 too): what text and JSON both show
     by_year: dict[str, int]  # "undated" for notes without a date
     store_bytes: int
     index_bytes: int  # the whole index folder, store included
     engine: str
-    last_ingest: str | None  # when the store last changed, ISO 8601 in UTC
+    last_ingest: str | None  # when the last ingest ran (its own record), ISO 8601 in UTC
+
+
+# What kb stats counts of the links, from the store's statuses: an ambiguous link still
+# leads to a note, a missing heading is as broken as a missing note.
+LINK_TOTALS = {
+    "resolved": ("resolved", "ambiguous"),
+    "broken": ("broken", "missing-heading"),
+    "external": ("external",),
+    "attachments": ("attachment",),
+    "missing_files": ("missing-file",),
+}
+
+
+def link_totals(by_status: dict[str, int]) -> dict[str, int]:
+    """The links counted as kb stats shows them, every total present, zeros included."""
+    return {
+        name: sum(by_status.get(status, 0) for status in statuses)
+        for name, statuses in LINK_TOTALS.items()
+    }
 
 
 def kb_stats(store: Store, store_path: Path, index_dir: Path, engine: str) -> KbStats:
     """Totals from stored counts, never a pass over the notes' text."""
     notes, words = store.notes.totals()
     store_files = [p for p in store_path.parent.glob(store_path.name + "*") if p.is_file()]
-    last = max((p.stat().st_mtime_ns for p in store_files), default=None)
+    # The ingest records its time; a store from a kb before that has only the store file's
+    # own time (never -shm's, which every reader touches).
+    last = store.meta.get("last_ingest")
+    if last is None and store_path.is_file():
+        last = _iso(store_path.stat().st_mtime_ns)
     return KbStats(
         notes=notes,
         words=words,
         tags=len(store.terms.counts("tags")),
         series=len(store.terms.counts("series")),
-        links=store.links.status_counts(),
+        links=link_totals(store.links.status_counts()),
         by_year={year or "undated": count for year, count in store.notes.by_year()},
         store_bytes=sum(p.stat().st_size for p in store_files),
         index_bytes=sum(p.stat().st_size for p in index_dir.rglob("*") if p.is_file()),
         engine=engine,
-        last_ingest=_iso(last) if last is not None else None,
+        last_ingest=last,
     )
 
 

@@ -20,6 +20,9 @@ MIN_SPLIT_PIECE = 3  # identifier parts found in the vocabulary: `springcloud` =
 MAX_TYPOS = 3  # close spellings tried per word
 
 
+MIN_SWAPPED = 3  # the shortest word whose swapped neighbours are a close spelling
+
+
 # Characters that join script runs into one name (B+树, C#编程, .NET平台); anything
 # else between runs (a space, Chinese or Latin punctuation) separates words.
 NAME_JOINERS = frozenset("+#.:/-_@&'")
@@ -181,9 +184,16 @@ def split_started(word: str, lexicon: Lexicon) -> list[str]:
 
 def close_spellings(word: str, lexicon: Lexicon) -> list[str]:
     """Vocabulary words one edit from a word of 5+ letters, two from 9+ (Meilisearch's
-    and Typesense's defaults; a swap of two letters is one edit)."""
-    if len(word) < 5 or not (word.isascii() and word.isalpha()):
+    and Typesense's defaults; a swap of two letters is one edit); from a word of 3 or 4
+    letters that no note holds, only a swap of two neighbours (``ebfp`` → ebpf), the one
+    slip of the fingers that keeps every letter: any other edit of so short a word is
+    another word."""
+    if len(word) < MIN_SWAPPED or not (word.isascii() and word.isalpha()):
         return []  # numbers and identifiers with digits are exact (`word3x7`, `fp16`)
+    if len(word) < 5:
+        if lexicon.known([word]):
+            return []  # a short word the notes use is meant as typed (form, not from)
+        return sorted(lexicon.known(neighbour_swaps(word)))[:MAX_TYPOS]
     if len(word) < 9:
         # Every spelling one edit away, looked up in the vocabulary's index: a few hundred
         # keys, where comparing with the vocabulary would first load and import it.
@@ -202,6 +212,11 @@ def close_spellings(word: str, lexicon: Lexicon) -> list[str]:
 
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def neighbour_swaps(word: str) -> set[str]:
+    """Every string made by swapping two neighbouring letters of ``word``."""
+    return {word[:i] + word[i + 1] + word[i] + word[i + 2 :] for i in range(len(word) - 1)}
 
 
 def one_edit(word: str) -> set[str]:

@@ -213,7 +213,7 @@ def test_the_readmes_search_output_is_what_kb_prints(bundled: Path) -> None:
     in the same order (snippets may be cut at another width)."""
     block = README.split("$ kb search roofline -n 2\n", 1)[1].split("```", 1)[0]
     done = _shell("kb search roofline -n 2", bundled)
-    shown = [line for line in block.splitlines() if line.startswith(("FLOPs", "CS336", "posts/"))]
+    shown = [line for line in block.splitlines() if line.startswith(("FLOPs", "CS336", "notes/"))]
     printed = done.stdout.splitlines()
     assert shown and all(line in printed for line in shown), (shown, printed)
 
@@ -273,3 +273,37 @@ def test_every_command_table_example_runs(bundled: Path) -> None:
         # kb check exits 1: the bundled notes keep a few broken links on purpose.
         assert done.returncode == (1 if example == "kb check" else 0), (example, done.stderr)
         assert done.stdout.strip() or example.startswith("eval "), example
+
+
+# -- words for users: what `kb help` ships ---------------------------------------------------
+
+# A commit hash (7+ hex digits holding a letter and a digit), the development's branches, the
+# developers' folder of other people's notes: none of them means anything to a reader.
+NOT_FOR_USERS = [
+    (r"(?<![\w#.-])(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}(?![\w.-])", "a commit hash"),
+    (r"\bmain's\b|\bthis branch\b|\bmain then\b|\bon main\b", "a branch"),
+    (r"\.\./shared", "the developers' ../shared folder"),
+    (r"\bissue \d+\b", "an issue number of kb's tracker"),
+]
+
+
+@pytest.mark.parametrize("topic", sorted(PAGES))
+def test_the_shipped_help_holds_no_commit_branch_or_developers_folder(topic: str) -> None:
+    shipped = (REPO / "kb" / "help" / f"{topic}.md").read_text(encoding="utf-8")
+    found = [
+        f"{what}: {match.group(0)!r} on line {shipped.count(chr(10), 0, match.start()) + 1}"
+        for pattern, what in NOT_FOR_USERS
+        for match in re.finditer(pattern, shipped)
+    ]
+    assert found == [], f"kb help {topic}"
+
+
+def test_kb_help_names_every_engine() -> None:
+    from click.testing import CliRunner
+
+    from kb.cli import cli
+    from kb.engines.registry import engine_names
+
+    listing = CliRunner().invoke(cli, ["help"]).stdout
+    (line,) = [line for line in listing.splitlines() if line.strip().startswith("engines")]
+    assert all(name.lower() in line.lower() for name in engine_names()), line

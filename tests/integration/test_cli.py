@@ -191,3 +191,18 @@ def test_kb_open_needs_a_terminal(make_kb) -> None:
     result = CliRunner().invoke(cli, ["--kb", str(kb.home), "open", "a.md"])
     assert result.exit_code == 2
     assert "needs a terminal" in result.stderr
+
+
+def test_init_ends_by_naming_the_next_command(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    made = CliRunner().invoke(cli, ["init"])
+    assert made.exit_code == 0, made.output
+    assert made.stdout.splitlines()[-1] == "next, read the notes into the store: kb ingest"
+    # From a folder where kb would not find it, the command names it.
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    made = CliRunner().invoke(cli, ["init", str(tmp_path / "other kb")])
+    assert made.stdout.splitlines()[-1] == (
+        f"next, read the notes into the store: kb --kb '{tmp_path / 'other kb'}' ingest"
+    )

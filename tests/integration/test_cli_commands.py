@@ -273,11 +273,29 @@ def test_tags_counts_tree_and_json(kb) -> None:
 def test_stats_from_stored_counts(kb) -> None:
     data = json.loads(run(kb, "stats", "--json").stdout)
     assert (data["notes"], data["tags"], data["series"]) == (4, 5, 1)
-    assert data["links"] == {"resolved": 2}
+    assert data["links"] == {
+        "resolved": 2,
+        "broken": 0,
+        "external": 0,
+        "attachments": 0,
+        "missing_files": 0,
+    }
     assert data["by_year"] == {"2023": 1, "2024": 2, "undated": 1}
     assert data["engine"] == "fts5" and data["store_bytes"] > 0 and data["last_ingest"]
     text = run(kb, "stats").stdout
-    assert "notes:        4" in text and "2 resolved, 0 broken" in text
+    assert "notes:        4" in text
+    assert "links:        2 resolved, 0 broken, 0 external, 0 attachments, 0 missing files" in text
+
+
+def test_stats_json_and_text_agree_on_an_empty_knowledge_base(make_kb) -> None:
+    kb = make_kb({})
+    kb.ingest()
+    data = json.loads(run(kb, "stats", "--json").stdout)
+    assert data["links"] == dict.fromkeys(
+        ["resolved", "broken", "external", "attachments", "missing_files"], 0
+    )
+    text = run(kb, "stats").stdout
+    assert "links:        0 resolved, 0 broken, 0 external, 0 attachments, 0 missing files" in text
 
 
 def test_info_says_which_knowledge_base_and_why(kb, monkeypatch) -> None:

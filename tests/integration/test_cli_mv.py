@@ -150,6 +150,6 @@ def test_mv_refuses_an_existing_destination_or_another_root(kb, monkeypatch) -> 
     result = run(kb, "mv", "eng/redis.md", "notes/life/list.md")
     assert result.exit_code == 2
     assert "already exists" in result.stderr
-    result = run(kb, "mv", "eng/redis.md", "elsewhere.md")
+    result = run(kb, "mv", "eng/redis.md", "../elsewhere.md")
     assert result.exit_code == 2
     assert "outside every notes root" in result.stderr

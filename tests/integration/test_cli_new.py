@@ -3,7 +3,6 @@ a path that does not exist."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -29,7 +28,7 @@ def test_new_with_an_existing_title_opens_that_note(make_kb, editor_log: Path) -
     result = run(kb, "new", "redis", "学习笔记")  # any case
     assert result.exit_code == 0, result.output
     existing = kb.notes_root / "eng" / "redis.md"
-    assert result.stdout.strip() == os.path.relpath(existing)
+    assert result.stdout.strip() == str(existing)  # run from outside the knowledge base: whole
     assert editor_log.read_text().splitlines() == [str(existing)]
     assert sorted(p.name for p in kb.notes_root.rglob("*.md")) == ["redis.md"]
 
@@ -92,3 +91,49 @@ def test_ingest_of_a_deleted_note_inside_a_root_removes_it(make_kb) -> None:
     result = run(kb, "ingest", str(kb.notes_root / "a.md"), "--json")
     assert result.exit_code == 0, result.output
     assert '"removed": 1' in result.stdout
+
+
+# -- the site's own convention for the title (issue 38) ---------------------------------------
+
+HUGO_POST = '---\ntitle: "{0}"\ndate: 2024-01-0{1}\n---\n\nThe text starts here.\n'
+HEADED = "---\ntitle: {0}\n---\n\n# {0}\n\ntext\n"
+
+
+@pytest.mark.parametrize(
+    ("starts", "heading"),
+    [
+        ([], True),  # nothing to learn from: the title as a heading too, as always
+        ([HUGO_POST.format("a", 1), HUGO_POST.format("b", 2)], False),
+        ([HEADED.format("a"), HEADED.format("b")], True),
+        ([HUGO_POST.format("a", 1), HEADED.format("b")], True),  # a tie keeps the heading
+        ([HUGO_POST.format("a", 1), HUGO_POST.format("b", 2), HEADED.format("c")], False),
+        (['+++\ntitle = "a"\n+++\n\ntext\n'], False),  # TOML front matter
+        (["# Only a heading\n\ntext\n", "plain text\n"], True),  # no front-matter titles
+        (["\ufeff---\ntitle: a\n---\ntext\n"], False),  # a byte-order mark
+    ],
+)
+def test_a_new_note_repeats_its_title_as_a_heading_as_its_neighbours_do(
+    starts: list[str], heading: bool
+) -> None:
+    from kb.notes.editing import heads_with_title
+
+    assert heads_with_title(starts) is heading
+
+
+def test_new_on_a_hugo_site_whose_posts_carry_the_title_once(make_kb) -> None:
+    kb = make_kb(
+        {
+            "posts/first.md": HUGO_POST.format("First", 1),
+            "posts/second.md": HUGO_POST.format("Second", 2),
+            "about.md": HEADED.format("About"),
+        }
+    )
+    result = run(kb, "new", "--no-edit", "--folder", "posts", "第三篇")
+    assert result.exit_code == 0, result.output
+    text = (kb.notes_root / "posts" / "第三篇.md").read_text(encoding="utf-8")
+    assert text.startswith("---\ntitle: 第三篇\n")
+    assert "# 第三篇" not in text
+    # Where the notes beside it repeat the title, the new one does too.
+    result = run(kb, "new", "--no-edit", "Elsewhere")
+    text = (kb.notes_root / "elsewhere.md").read_text(encoding="utf-8")
+    assert "\n# Elsewhere\n" in text

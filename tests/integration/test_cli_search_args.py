@@ -93,7 +93,7 @@ def test_print0_ends_each_path_with_nul(kb: KnowledgeBase) -> None:
 def test_a_cut_list_says_so_on_stderr_and_all_lifts_the_limit(kb: KnowledgeBase) -> None:
     cut = run(kb, "--paths", "-n", "2", "redis")
     assert len(cut.stdout.splitlines()) == 2
-    assert "kb: showing the first 2 notes of more; use --all" in cut.stderr
+    assert "kb: showing the first 2 notes; more match: use --all" in cut.stderr
     whole = run(kb, "--json", "--all", "-n", "2", "redis")
     assert len(json.loads(whole.stdout)) == 4
     assert "showing" not in whole.stderr

@@ -64,15 +64,16 @@ def test_show_offers_only_notes_that_share_something_with_the_text(
         assert line.endswith(": give its path, title or alias"), line
 
 
-def test_mv_into_a_folder_named_from_the_knowledge_base_suggests_the_root_one(kb) -> None:
-    result = run(kb, "mv", "redis-study", "posts/")
-    assert result.exit_code == 2, result.output
-    assert "posts/ is outside every notes root" in result.stderr
-    assert "did you mean notes/posts/?" in result.stderr
-    assert (kb.notes_root / "eng" / "redis-study.md").is_file()  # nothing moved
-    moved = run(kb, "mv", "redis-study", "notes/posts/")
+def test_mv_takes_a_path_in_the_notes_root_or_from_here(kb) -> None:
+    """Both path styles (issue 38): the note's path in its root, as kb prints it from
+    outside the knowledge base, and the path from here."""
+    moved = run(kb, "mv", "redis-study", "posts/")
     assert moved.exit_code == 0, moved.output
+    assert moved.stdout.startswith(f"moved {Path('notes', 'eng', 'redis-study.md')} → ")
     assert (kb.notes_root / "posts" / "redis-study.md").is_file()
+    back = run(kb, "mv", str(Path("notes", "posts", "redis-study.md")), "notes/eng/")
+    assert back.exit_code == 0, back.output
+    assert (kb.notes_root / "eng" / "redis-study.md").is_file()
 
 
 def test_mv_to_no_folder_anywhere_suggests_nothing(kb) -> None:

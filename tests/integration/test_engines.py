@@ -120,7 +120,7 @@ def test_vocabulary_words(title: str, body: str, known: tuple[str, ...], expecte
     ("engine", "notes", "added", "installed", "says"),
     [
         ("fts5", 25_000, 25_000, True, "kb ingest --rebuild --engine tantivy"),
-        ("fts5", 25_000, 25_000, False, "pip install 'kb-notes[tantivy]', then kb ingest"),
+        ("fts5", 25_000, 25_000, False, "pip install '.[tantivy]' in kb's folder, then kb ingest"),
         ("fts5", 19_999, 19_999, True, ""),  # a smaller knowledge base: FTS5 is quick
         ("fts5", 25_000, 12, True, ""),  # an ordinary ingest stays quiet
         ("tantivy", 25_000, 25_000, True, ""),

@@ -159,6 +159,9 @@ def test_graph_json_keeps_exact_names_escaped(hostile: KnowledgeBase) -> None:
 
 
 def test_new_note_path_and_errors_are_printed_safely(hostile: KnowledgeBase) -> None:
+    # The hostile notes stay out of the store (no catching up before kb links): the
+    # error naming no note is the point here.
+    (hostile.home / "kb.yaml").write_text("roots: [notes]\nchanged_notes: off\n", "utf-8")
     code, output = run(hostile.home, "new", "--no-edit", "--folder", f"in{OSC52}\u202e", "t")
     assert code == 0
     assert_printable(output.replace("\n", ""))

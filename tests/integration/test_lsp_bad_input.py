@@ -217,7 +217,7 @@ def test_kb_lsp_without_the_extra_says_what_to_install(tmp_path: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 1
     assert result.stderr.strip() == (
-        "kb: kb lsp needs pygls, which is not installed: pip install 'kb-notes[lsp]'"
+        "kb: kb lsp needs pygls, which is not installed: pip install '.[lsp]' in kb's folder"
     )
     assert result.stdout == ""
 

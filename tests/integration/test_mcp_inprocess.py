@@ -128,7 +128,9 @@ def test_kb_mcp_without_the_sdk_says_what_to_install(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert done.stdout == ""
-    assert done.stderr.strip() == "kb: kb mcp needs the MCP SDK: pip install 'kb-notes[mcp]'"
+    assert (
+        done.stderr.strip() == "kb: kb mcp needs the MCP SDK: pip install '.[mcp]' in kb's folder"
+    )
 
 
 def test_kb_search_never_imports_the_sdk(make_kb: Callable[..., KnowledgeBase]) -> None:

@@ -16,6 +16,7 @@ from kb.engines.whoosh import available as whoosh_available
 from kb.knowledge_base import KnowledgeBase
 from kb.parse.markdown import strip_site_markup
 from kb.query.splitting import close_spellings, one_edit, split_chinese, split_word
+from tests.conftest import run_cli
 
 ENGINES = [
     "fts5",
@@ -195,6 +196,22 @@ def test_typos_and_partial_words_find_the_word(
     assert [hit.path for hit in kb.search(typed, prefix=True).hits] == [expected]
 
 
+def test_a_short_word_with_two_letters_swapped_finds_the_word(make_kb) -> None:
+    kb = make_kb(
+        {
+            "ebpf.md": note("eBPF tracing", "eBPF programs run in the kernel; EBPF maps."),
+            "frame.md": note("Stack frames", "The ebp register holds the frame base."),
+        }
+    )
+    kb.ingest()
+    results = kb.search("ebfp")
+    assert [hit.path for hit in results.hits] == ["ebpf.md"]
+    assert results.notices == ["showing results for ebpf (for ebfp)"]
+    result = run_cli(kb, "search", "--exact", "ebfp")
+    assert result.exit_code == 1
+    assert "did you mean: ebpf?" in result.stderr
+
+
 def test_typos_are_never_applied_to_chinese(kb: KnowledgeBase) -> None:
     results = kb.search("消息对列")
     assert results.notices == []
@@ -203,11 +220,26 @@ def test_typos_are_never_applied_to_chinese(kb: KnowledgeBase) -> None:
 
 @pytest.mark.parametrize(
     ("word", "close"),
-    [("redsi", {"redis", "reds"}), ("elasticsaerch", set()), ("abcd", set())],
+    [
+        ("redsi", {"redis", "reds"}),
+        ("elasticsaerch", set()),
+        ("abcd", set()),
+        # 3 and 4 letters: a swap of neighbours only, never another short word one edit off
+        ("ebfp", {"ebpf"}),
+        ("rdis", set()),
+        ("sqll", set()),
+        ("slq", {"sql"}),
+        ("qsl", {"sql"}),
+        ("ab", set()),
+        ("form", set()),  # a word the notes hold is meant as typed, though `from` is a swap
+        ("fomr", {"form"}),
+    ],
 )
 def test_close_spellings(word: str, close: set[str]) -> None:
     class Vocabulary:
-        words: ClassVar[set[str]] = {"redis", "reds", "elasticsearch"}
+        words: ClassVar[set[str]] = {
+            *("redis", "reds", "elasticsearch", "ebpf", "ebp", "sql", "ba", "form", "from")
+        }
 
         def known(self, words):
             return self.words & set(words)

@@ -229,11 +229,12 @@ def test_index_is_rebuilt_when_the_tokenizer_changes(kb: KnowledgeBase, monkeypa
 def test_cli_search_output_and_exit_codes(kb: KnowledgeBase, tmp_path: Path, monkeypatch) -> None:
     runner = CliRunner()
     home = ["--kb", str(kb.home)]
+    monkeypatch.chdir(kb.home)  # paths print from here, inside the knowledge base
     result = runner.invoke(cli, [*home, "search", "Redis", "学习笔记"])
     assert result.exit_code == 0
     assert result.stdout.splitlines()[:2] == [
         "Redis 学习笔记  2023-05-02",
-        "redis-study.md  #redis #数据结构",
+        f"{Path('notes') / 'redis-study.md'}  #redis #数据结构",
     ]
     assert "\x1b" not in result.stdout  # plain when piped
 
@@ -241,6 +242,7 @@ def test_cli_search_output_and_exit_codes(kb: KnowledgeBase, tmp_path: Path, mon
     hits = json.loads(result.stdout)
     assert {"path", "title", "date", "tags", "snippet", "score"} <= set(hits[0])
     assert hits[0]["path"] == "roofline.md"
+    assert hits[0]["file"] == str(Path("notes") / "roofline.md")
 
     monkeypatch.chdir(tmp_path)
     result = runner.invoke(cli, [*home, "search", "--paths", "将亡值"])

@@ -224,7 +224,7 @@ def test_without_the_package_choosing_it_is_one_line(tmp_path: Path) -> None:
     )
     assert result.returncode != 0
     assert result.stderr.strip().count("\n") == 0, result.stderr
-    assert "kb-notes[tantivy]" in result.stderr
+    assert "pip install '.[tantivy]' in kb's folder" in result.stderr
     assert not (tmp_path / "index" / "tantivy").exists()
 
 
