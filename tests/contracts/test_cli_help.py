@@ -289,7 +289,7 @@ NOT_FOR_USERS = [
 
 @pytest.mark.parametrize("topic", sorted(PAGES))
 def test_the_shipped_help_holds_no_commit_branch_or_developers_folder(topic: str) -> None:
-    shipped = (REPO / "kb" / "help" / f"{topic}.md").read_text(encoding="utf-8")
+    shipped = page(topic)
     found = [
         f"{what}: {match.group(0)!r} on line {shipped.count(chr(10), 0, match.start()) + 1}"
         for pattern, what in NOT_FOR_USERS
