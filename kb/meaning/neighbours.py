@@ -1,0 +1,149 @@
+"""The notes near one note in meaning, for related notes (kb/links/related.py).
+
+Two similarities a note has with each other: the whole notes' (the cosine of their mean
+passage vectors) and their nearest pair of passages (one of each: the pair a reader is
+shown as the reason). Both are read from the vector index as it is (kb/meaning/index.py);
+nothing is embedded here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from threading import Lock
+from weakref import WeakKeyDictionary
+
+import numpy as np
+
+from kb.meaning.index import VectorIndex, _unit_rows
+
+MY_PASSAGES = 16  # of a long note, its first this many passages are paired
+_CHUNK = 16_384  # rows unpacked at a time when the index keeps them packed
+
+
+@dataclass(frozen=True, slots=True)
+class NearNote:
+    note_id: int
+    note: float  # cosine of the two notes' mean passage vectors
+    pair: float  # of their nearest pair of passages
+    mine: int  # that pair: this note's passage position
+    theirs: int  # and the other note's
+
+
+@dataclass(frozen=True, slots=True)
+class Neighbourhood:
+    """The nearest notes, and how near the other notes are on the whole (mean and spread
+    of each similarity over every other note): what near means for this note."""
+
+    near: list[NearNote]
+    note_mean: float
+    note_spread: float
+    pair_mean: float
+    pair_spread: float
+
+
+@dataclass(slots=True)
+class _Layout:
+    """The index's rows grouped by note: each note's first row, and its mean vector."""
+
+    order: np.ndarray  # rows sorted by note (the index's own order when already sorted)
+    ids: np.ndarray  # the notes, ascending
+    starts: np.ndarray  # each note's first position in ``order``
+    means: np.ndarray  # unit mean vector of each note's passages
+
+
+_LAYOUTS: WeakKeyDictionary[VectorIndex, _Layout] = WeakKeyDictionary()
+_LOCK = Lock()
+
+
+def neighbourhood(index: VectorIndex, note_id: int, count: int) -> Neighbourhood | None:
+    """The ``count`` notes nearest to ``note_id`` by either similarity (both given for
+    each), nearest whole note first; None when the note has no vectors."""
+    layout = _layout(index)
+    at = int(np.searchsorted(layout.ids, note_id))
+    if at >= len(layout.ids) or layout.ids[at] != note_id or len(layout.ids) < 2:
+        return None
+    mine_rows = layout.order[layout.starts[at] : _end(layout, at)][:MY_PASSAGES]
+    mine = _rows(index, mine_rows)
+    note_sims = layout.means @ layout.means[at]
+    # Each passage's best cosine with one of mine, then each note's best passage.
+    best_row = np.empty(len(layout.order), dtype=np.float32)
+    for start, block in _blocks(index, layout.order):
+        best_row[start : start + len(block)] = (block @ mine.T).max(axis=1)
+    pair_sims = np.maximum.reduceat(best_row, layout.starts)
+    others = np.ones(len(layout.ids), dtype=bool)
+    others[at] = False
+    take = min(count, int(others.sum()))
+    chosen: dict[int, None] = {}
+    for sims in (note_sims, pair_sims):
+        masked = np.where(others, sims, -np.inf)
+        for j in np.argsort(-masked, kind="stable")[:take]:
+            chosen[int(j)] = None
+    near = []
+    for j in sorted(chosen, key=lambda j: -float(note_sims[j])):
+        theirs_rows = layout.order[layout.starts[j] : _end(layout, j)]
+        block = _rows(index, theirs_rows) @ mine.T  # theirs x mine
+        t, m = np.unravel_index(int(np.argmax(block)), block.shape)
+        near.append(
+            NearNote(
+                int(layout.ids[j]),
+                float(note_sims[j]),
+                float(block[t, m]),
+                int(index.positions[mine_rows[m]]),
+                int(index.positions[theirs_rows[t]]),
+            )
+        )
+    return Neighbourhood(
+        near,
+        float(note_sims[others].mean()),
+        float(note_sims[others].std()),
+        float(pair_sims[others].mean()),
+        float(pair_sims[others].std()),
+    )
+
+
+def _end(layout: _Layout, at: int) -> int:
+    return int(layout.starts[at + 1]) if at + 1 < len(layout.starts) else len(layout.order)
+
+
+def _layout(index: VectorIndex) -> _Layout:
+    """The index's rows by note, computed once per index (an index lives while the
+    vectors are unchanged)."""
+    with _LOCK:
+        found = _LAYOUTS.get(index)
+    if found is not None:
+        return found
+    notes = np.asarray(index.notes)
+    order = (
+        np.arange(len(notes))
+        if len(notes) < 2 or bool(np.all(notes[1:] >= notes[:-1]))
+        else np.argsort(notes, kind="stable")
+    )
+    ids, starts = np.unique(notes[order], return_index=True)
+    sums = np.zeros((len(ids), index.dimensions), dtype=np.float32)
+    owner = np.repeat(np.arange(len(ids)), np.diff(np.append(starts, len(order))))
+    for start, block in _blocks(index, order):
+        owners = owner[start : start + len(block)]  # ascending: a note's rows are together
+        firsts = np.flatnonzero(np.diff(owners, prepend=-1))
+        sums[owners[firsts]] += np.add.reduceat(block, firsts)
+    norms = np.linalg.norm(sums, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    found = _Layout(order, ids, starts, sums / norms)
+    with _LOCK:
+        _LAYOUTS[index] = found
+    return found
+
+
+def _rows(index: VectorIndex, rows: np.ndarray) -> np.ndarray:
+    """Unit float32 vectors of the index's ``rows``."""
+    if index.matrix is not None:
+        return np.asarray(index.matrix[rows])
+    assert index.codes is not None
+    return _unit_rows(np.asarray(index.codes[rows]), index.dimensions)
+
+
+def _blocks(index: VectorIndex, order: np.ndarray) -> Iterator[tuple[int, np.ndarray]]:
+    """(position in ``order``, unit rows) a chunk at a time: a packed index is never
+    unpacked whole."""
+    for start in range(0, len(order), _CHUNK):
+        yield start, _rows(index, order[start : start + _CHUNK])
