@@ -77,7 +77,7 @@ GENRE = {
     "db/redis.md": "# Redis notes\n\nSorted sets, skiplists and the ZADD command.\n",
     "ops/docker.md": "# Docker notes\n\nImages, layers and the build cache of containers.\n",
     "lang/rust.md": "# Rust notes\n\nOwnership, borrowing and lifetimes of references.\n",
-    "db/zset-limiter.md": "# Rate limiter on a sorted set\n\nZADD and skiplists keep each window.\n",
+    "db/zset-limiter.md": "# Rate limiter on a sorted set\n\nZADD and skiplists keep windows.\n",
     **{
         f"misc/topic-{i}.md": f"# Topic {word}\n\nAbout {word} and {word}s, little else.\n"
         for i, word in enumerate(
