@@ -91,8 +91,18 @@ GRID = list(itertools.product((0.25, 0.5, 1.0, 2.0), (0.0, 0.5, 1.0, 1.5), (0.0,
 FITTED = ("MEANING_WEIGHT", "MEANING_FROM", "MEANING_PAIR_SHARE")
 
 
+REUSE = False  # --reuse: open the knowledge bases a previous run built (and embedded)
+
+
 def build(workdir: Path, name: str, source: Path, *, without_links: bool, meaning: bool):
     home = workdir / (name + ("-nolinks" if without_links else "-links"))
+    if REUSE and (home / "kb.yaml").exists():
+        if not meaning:
+            os.environ["KB_SEMANTIC"] = "off"
+        try:
+            return KnowledgeBase.open(home)
+        finally:
+            os.environ.pop("KB_SEMANTIC", None)
     if home.exists():
         shutil.rmtree(home)  # only ever a folder this script named under --workdir
     # Meaning stays on in this process (the similarities need the model); only the
@@ -317,12 +327,20 @@ def fit(folds: dict[str, list[Objective]]) -> dict[str, Any]:
     """Weights chosen on every corpus but one (its judged pairs and its authors' links:
     recall@5 plus the first partner's rank), reported on the one left out."""
 
-    def total(names: list[str]) -> tuple[float, float]:
-        found = [objective() for name in names for objective in folds[name]]
+    measured: dict[tuple[tuple[float, ...], str], tuple[float, float]] = {}
+
+    def one(values: tuple[float, ...], name: str) -> tuple[float, float]:
+        if (values, name) not in measured:  # each corpus once per point of the grid
+            found = with_weights(values, lambda: [objective() for objective in folds[name]])
+            measured[values, name] = (sum(f[0] for f in found), sum(f[1] for f in found))
+        return measured[values, name]
+
+    def total_at(values: tuple[float, ...], names: list[str]) -> tuple[float, float]:
+        found = [one(values, name) for name in names]
         return (sum(f[0] for f in found), sum(f[1] for f in found))
 
     def chosen(train: list[str]) -> tuple[float, ...]:
-        return max(GRID, key=lambda values: with_weights(values, lambda: sum(total(train))))
+        return max(GRID, key=lambda values: sum(total_at(values, train)))
 
     out: dict[str, Any] = {}
     shipped = tuple(getattr(related_module, name) for name in FITTED)
@@ -332,10 +350,10 @@ def fit(folds: dict[str, list[Objective]]) -> dict[str, Any]:
         out[held_out] = {
             "chosen on": train,
             "weights": dict(zip(FITTED, best, strict=True)),
-            "held-out": with_weights(best, lambda held_out=held_out: total([held_out])),
+            "held-out": total_at(best, [held_out]),
             "shipped weights": dict(zip(FITTED, shipped, strict=True)),
-            "shipped": total([held_out]),
-            "today": with_weights((0.0, 0.0, 0.0), lambda held_out=held_out: total([held_out])),
+            "shipped": total_at(shipped, [held_out]),
+            "today": total_at((0.0, 0.0, 0.0), [held_out]),
         }
     return out
 
@@ -429,8 +447,13 @@ def main() -> int:
     parser.add_argument("--before", default="main", help="the git revision 'before' is read at")
     parser.add_argument("--fit", action="store_true", help="fit the meaning weights (2 folds)")
     parser.add_argument("--no-mentions", action="store_true")
+    parser.add_argument(
+        "--reuse", action="store_true", help="open the knowledge bases a previous run built"
+    )
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
+    global REUSE  # noqa: PLW0603 - one switch for build(), set once here
+    REUSE = args.reuse
     args.workdir.mkdir(parents=True, exist_ok=True)
     before = load_before(args.before)
     judged = json.loads(JUDGED_MENTIONS.read_text(encoding="utf-8"))
@@ -443,7 +466,9 @@ def main() -> int:
         if not source.is_dir():
             print(f"{name}: skipped, {source} is absent")
             continue
-        cut = cut_folder(source, args.workdir / f"{name}-cut-source")
+        cut = args.workdir / f"{name}-cut-source"
+        if not (args.reuse and cut.is_dir()):
+            cut_folder(source, cut)
         for without_links in (True, False):
             kb = build(args.workdir, f"{name}-cut", cut, without_links=without_links, meaning=True)
             rankings = Rankings(kb, before)

@@ -82,7 +82,7 @@ MEANING_CAP = 4.0
 MEANING_NEAR = 20  # notes asked of the meaning index (by either similarity)
 
 
-# Siblings (notes of this note's series in its folder) take at most this many places of
+# Siblings (notes of this note's series under its top folder) take at most this many places of
 # the first SERIES_TOP (the series tab lists them all).
 SERIES_IN_TOP = 2
 SERIES_TOP = 5
@@ -234,11 +234,12 @@ def related(
             if metadata_only > METADATA_ONLY_ENTRIES:
                 continue
         kept_ranked.append((other, found))
-    # Siblings: notes of this note's series in its folder (the other lectures of a course);
-    # a post of the series elsewhere, built on this lecture, is not held back.
+    # Siblings: notes of this note's series under its top folder (the other lectures and
+    # the assignments of a course); a post of the series elsewhere, built on this
+    # lecture, is not held back.
     in_series = [other for other, found in kept_ranked if "series" in found.weights]
     paths = store.notes.dates_and_paths([note_id, *in_series])
-    folder = {other: path.rpartition("/")[0] for other, (_, path) in paths.items()}
+    folder = {other: _top_folder(path, folder_names) for other, (_, path) in paths.items()}
 
     def sibling(item: tuple[int, _Evidence]) -> bool:
         return item[0] in folder and folder[item[0]] == folder.get(note_id)
@@ -258,6 +259,14 @@ def related(
             Related(other, note.path, clean_line(note.title), round(found.score(), 3), reason)
         )
     return out
+
+
+def _top_folder(path: str, root_names: Collection[str]) -> str:
+    """The first folder of a note's path inside its root ('' at the root's top)."""
+    parts = path.split("/")[:-1]
+    if len(parts) > 1 and parts[0] in root_names:  # several roots: paths begin with one
+        parts = parts[1:]
+    return parts[0] if parts else ""
 
 
 def meaning_points(similarity: float, mean: float, spread: float) -> float:
