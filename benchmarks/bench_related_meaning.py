@@ -86,9 +86,9 @@ HUB = 15  # links to or from more notes than this: a table of contents
 TOP = 5
 DEPTH = 10
 METHODS = ("before", "today", "meaning-note", "meaning-pair", "combined")
-# The grid --fit searches: (MEANING_WEIGHT, MEANING_FROM, MEANING_PAIR_SHARE)
-GRID = list(itertools.product((0.25, 0.5, 1.0, 2.0), (0.0, 0.5, 1.0, 1.5), (0.0, 0.5, 1.0)))
-FITTED = ("MEANING_WEIGHT", "MEANING_FROM", "MEANING_PAIR_SHARE")
+# The grid --fit searches: (MEANING_WEIGHT, MEANING_FROM, MEANING_PAIR_SHARE, MEANING_HUBNESS)
+GRID = list(itertools.product((0.5, 1.0, 2.0), (0.5, 1.0, 1.5), (0.0, 0.5, 1.0), (0.0, 1.0)))
+FITTED = ("MEANING_WEIGHT", "MEANING_FROM", "MEANING_PAIR_SHARE", "MEANING_HUBNESS")
 
 
 REUSE = False  # --reuse: open the knowledge bases a previous run built (and embedded)
@@ -216,8 +216,10 @@ class Rankings:
         index = vector_index(kb._store, meaning.embedder()) if meaning else None
         self.index = index
 
-    def near(self, note_id: int, count: int):
-        return neighbourhood(self.index, note_id, count) if self.index is not None else None
+    def near(self, note_id: int, count: int, hubness: float = 0.0):
+        if self.index is None:
+            return None
+        return neighbourhood(self.index, note_id, count, hubness)
 
     def ranked(self, path: str, method: str) -> list[str]:
         note_id = self.ids[path]
@@ -353,7 +355,7 @@ def fit(folds: dict[str, list[Objective]]) -> dict[str, Any]:
             "held-out": total_at(best, [held_out]),
             "shipped weights": dict(zip(FITTED, shipped, strict=True)),
             "shipped": total_at(shipped, [held_out]),
-            "today": total_at((0.0, 0.0, 0.0), [held_out]),
+            "today": total_at((0.0, 0.0, 0.0, 0.0), [held_out]),
         }
     return out
 

@@ -394,7 +394,7 @@ class KnowledgeBase:
         index = vector_index(self._store, embedder)
         if index is None:  # another model's vectors: kb ingest embeds again
             return None
-        return lambda note_id, count: neighbourhood(index, note_id, count)
+        return lambda note_id, count, hubness: neighbourhood(index, note_id, count, hubness)
 
     @_store_errors
     def check(self) -> list[CheckProblem]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import heapq
 import math
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -22,10 +22,10 @@ _T = TypeVar("_T")
 if TYPE_CHECKING:
     from kb.engines.contract import SearchEngine
     from kb.meaning.neighbours import Neighbourhood
-    from kb.store import Store
+    from kb.store import NoteText, Store
 
-# (note, how many) -> the notes near it in meaning, or None (not embedded)
-NearInMeaning = Callable[[int, int], "Neighbourhood | None"]
+# (note, how many, hubness) -> the notes near it in meaning, or None (not embedded)
+NearInMeaning = Callable[[int, int, float], "Neighbourhood | None"]
 
 
 RELATED_MIN_SCORE = 0.25  # below this, a note shares too little to be called related
@@ -80,6 +80,9 @@ MEANING_FROM = 1.5
 MEANING_PAIR_SHARE = 0.5
 MEANING_CAP = 4.0
 MEANING_NEAR = 20  # notes asked of the meaning index (by either similarity)
+# A note near every note (a table of contents) is lowered by this share of how much nearer
+# than usual it is to all of them (kb.meaning.neighbours).
+MEANING_HUBNESS = 1.0
 
 
 # Siblings (notes of this note's series under its top folder) take at most this many places of
@@ -202,7 +205,7 @@ def related(
             if in_titles:
                 add(other, "title", TITLE_WORD_WEIGHT * len(in_titles), ", ".join(in_titles))
     passages: dict[int, tuple[int, int]] = {}  # other -> (my passage, theirs)
-    around = near(note_id, MEANING_NEAR) if near is not None else None
+    around = near(note_id, MEANING_NEAR, MEANING_HUBNESS) if near is not None else None
     if around is not None:
         for candidate in around.near:
             points = meaning_points(
@@ -253,7 +256,7 @@ def related(
         if note is None:
             continue
         if other in passages:
-            found.details["meaning"] = [_meaning_detail(store, note_id, other, passages[other])]
+            found.details["meaning"] = [_meaning_detail(store, note_id, note, passages[other])]
         reason = _reason(found, [r for r in dict.fromkeys(rels.get(other, [])) if r])
         out.append(
             Related(other, note.path, clean_line(note.title), round(found.score(), 3), reason)
@@ -295,26 +298,28 @@ def cap_series(ranked: list[_T], in_series: Callable[[_T], bool]) -> list[_T]:
 
 def genre_words(
     words: Collection[str],
-    labels: Mapping[int, frozenset[str]],
+    labels: Callable[[int], frozenset[str]],
     holders: Callable[[str], list[int]],
     speaks_of: Callable[[int, str], bool],
     folder_names: Collection[str] = (),
 ) -> frozenset[str]:
     """Of ``words`` (casefolded), those that say what kind of note it is: a folder's name,
-    or a word held (in a title or as a tag: ``holders``) by at least GENRE_MIN_NOTES notes
-    of which most pairs (GENRE_SHARE) share nothing else (``labels``: each note's title
-    words, tags, series and folder, casefolded) and most do not use in their text
-    (``speaks_of``): 笔记 labels a note, 缓存 in a title is what the note discusses."""
+    or a word held (in a title or as a tag) by at least GENRE_MIN_NOTES notes of which
+    most pairs (GENRE_SHARE) share nothing else (``labels``: a note's title words, tags,
+    series and folder, casefolded) and most do not use in their text (``speaks_of``):
+    笔记 labels a note, 缓存 in a title is what the note discusses. ``holders`` may
+    offer more notes than hold the word (titles that contain it): the labels decide."""
     folders = {name.casefold() for name in folder_names}
     found = set()
     for word in words:
         if word in folders:
             found.add(word)
             continue
-        notes = sorted(holders(word))[:GENRE_SAMPLE]
+        offered = sorted(holders(word))[: 2 * GENRE_SAMPLE]
+        notes = [n for n in offered if word in labels(n)][:GENRE_SAMPLE]
         if len(notes) < GENRE_MIN_NOTES:
             continue
-        sets = [labels.get(n, frozenset()) - {word} for n in notes]
+        sets = [labels(n) - {word} for n in notes]
         pairs = [(a, b) for i, a in enumerate(sets) for b in sets[i + 1 :]]
         apart = sum(1 for a, b in pairs if not a & b)
         if apart < GENRE_SHARE * len(pairs):
@@ -325,56 +330,103 @@ def genre_words(
 
 
 _FOLDER = "\0folder:"  # a label no word can be: the note's folder
-_Labels = tuple[dict[int, frozenset[str]], dict[str, list[int]], dict[int, str]]
-_GENRE_CACHE: dict[tuple[str, int], _Labels] = {}  # (labels, holders, bodies read)
+
+
+@dataclass(slots=True)
+class _GenreCache:
+    """What the genre test reads, kept while the store is unchanged: every title
+    (casefolded), tags and series by note and notes by tag; each note's labels and body,
+    read when first asked; each word's verdict."""
+
+    titles: list[tuple[int, str]]
+    paths: dict[int, str]
+    terms: dict[int, set[str]]  # tags and series, casefolded
+    tagged: dict[str, list[int]]
+    labels: dict[int, frozenset[str]] = field(default_factory=dict)
+    bodies: dict[int, str] = field(default_factory=dict)
+    verdicts: dict[str, bool] = field(default_factory=dict)
+
+
+_GENRE_CACHE: dict[tuple[str, int], _GenreCache] = {}
 
 
 def _genre_words_of(store: Store, note_id: int, folder_names: Collection[str]) -> frozenset[str]:
-    """The genre words among this note's title words and tags. Every note's labels are
-    read once per change of the store (titles cut into words: 0.1 s at 10,000 notes)."""
+    """The genre words among this note's title words and tags. The titles, tags and series
+    are read once per change of the store; a title is cut into words only when its note
+    holds a word in question (a scan of the titles finds those)."""
     key = (str(store.path), store.generation)
-    cached = _GENRE_CACHE.get(key)
-    if cached is None:
-        labels: dict[int, set[str]] = {}
-        by_word: dict[str, list[int]] = {}
-        for choice in store.notes.choices():
-            held = labels.setdefault(choice.id, set())
-            held.update(word.casefold() for word in _title_words(choice.title))
-            held.add(_FOLDER + choice.path.rpartition("/")[0])  # a folder is shared too
+    cache = _GENRE_CACHE.get(key)
+    if cache is None:
+        choices = store.notes.choices()
+        terms: dict[int, set[str]] = {}
+        tagged: dict[str, list[int]] = {}
         for kind in ("tags", "series"):
             for other, names in store.terms.by_note(kind).items():
-                labels.setdefault(other, set()).update(n.casefold() for n in names)
-        for other, held in labels.items():
-            for word in held:
-                if not word.startswith(_FOLDER):
-                    by_word.setdefault(word, []).append(other)
-        cached = ({k: frozenset(v) for k, v in labels.items()}, by_word, {})
+                for name in names:
+                    terms.setdefault(other, set()).add(name.casefold())
+                    if kind == "tags":
+                        tagged.setdefault(name.casefold(), []).append(other)
+        cache = _GenreCache(
+            [(c.id, c.title.casefold()) for c in choices],
+            {c.id: c.path for c in choices},
+            terms,
+            tagged,
+        )
         _GENRE_CACHE.clear()
-        _GENRE_CACHE[key] = cached
-    labels_of, by_word, texts = cached
+        _GENRE_CACHE[key] = cache
+
+    def labels(other: int) -> frozenset[str]:
+        found = cache.labels.get(other)
+        if found is None:
+            title = store.notes.titles([other]).get(other, "")
+            held = {word.casefold() for word in _title_words(title)}
+            held |= cache.terms.get(other, set())
+            held.add(_FOLDER + cache.paths.get(other, "").rpartition("/")[0])
+            found = cache.labels[other] = frozenset(held)
+        return found
+
+    def holders(word: str) -> list[int]:
+        in_titles = [other for other, title in cache.titles if word in title]
+        return sorted({*in_titles, *cache.tagged.get(word, [])})
 
     def speaks_of(other: int, word: str) -> bool:
-        text = texts.get(other)
+        text = cache.bodies.get(other)
         if text is None:
             found = store.notes.search_documents([other])
-            text = texts[other] = found[0][1].body.casefold() if found else ""
+            text = cache.bodies[other] = found[0][1].body.casefold() if found else ""
         return word in text
 
-    mine = labels_of.get(note_id, frozenset())
-    return genre_words(mine, labels_of, lambda w: by_word.get(w, []), speaks_of, folder_names)
+    mine = labels(note_id) - {_FOLDER + cache.paths.get(note_id, "").rpartition("/")[0]}
+    unknown = [word for word in mine if word not in cache.verdicts]
+    if unknown:
+        genre = genre_words(unknown, labels, holders, speaks_of, folder_names)
+        cache.verdicts.update((word, word in genre) for word in unknown)
+    return frozenset(word for word in mine if cache.verdicts[word])
 
 
-def _meaning_detail(store: Store, note_id: int, other: int, pair: tuple[int, int]) -> str:
+def _meaning_detail(store: Store, note_id: int, other: NoteText, pair: tuple[int, int]) -> str:
     """The two closest passages, short: ``«mine» ~ «theirs»``."""
     from kb.meaning.passages import passage_text  # deferred: asked only when meaning is on
 
     shown = []
-    for owner, position in ((note_id, pair[0]), (other, pair[1])):
+    for owner, position in ((note_id, pair[0]), (other.id, pair[1])):
+        row = other if owner == other.id else _note_text(store, owner)
         stored = store.vectors.passage(owner, position)
-        row = store.notes.by_id(owner)
         text = passage_text(row.text, stored.start, stored.end) if stored and row else ""
         shown.append(_excerpt(text or (row.title if row else "")))
     return f"«{shown[0]}» ~ «{shown[1]}»"
+
+
+_TEXTS: dict[tuple[str, int, int], NoteText | None] = {}  # the last note whose list it was
+
+
+def _note_text(store: Store, note_id: int) -> NoteText | None:
+    """This note's stored text, read once for every entry of its list."""
+    key = (str(store.path), store.generation, note_id)
+    if key not in _TEXTS:
+        _TEXTS.clear()
+        _TEXTS[key] = store.notes.by_id(note_id)
+    return _TEXTS[key]
 
 
 EXCERPT_CHARS = 40

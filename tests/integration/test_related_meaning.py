@@ -96,3 +96,22 @@ def test_a_genre_word_is_never_a_reason(make_kb: Callable[..., KnowledgeBase]) -
     assert "ops/docker.md" not in listed and "lang/rust.md" not in listed
     assert "notes" not in listed.replace("Redis notes", "")
     assert "db/zset-limiter.md" in lines[0]
+
+
+def test_beyond_pairing_every_passage_the_nearest_notes_are_paired(
+    make_kb: Callable[..., KnowledgeBase],
+    fake: Callable[..., FakeEmbedder],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from kb.meaning import neighbours
+
+    kb = make_kb(NOTES, CONFIG)
+    kb.ingest()
+    note = kb.find_note("garage.md").id
+    everywhere = kb.related(note)
+    monkeypatch.setattr(neighbours, "PAIRS_EVERYWHERE", 0)  # a large knowledge base's way
+    monkeypatch.setattr(neighbours, "PAIRED_SAMPLE_EVERY", 2)
+    kb._related_cache.clear()
+    assert [(r.path, r.reason) for r in kb.related(note)][:1] == [
+        (r.path, r.reason) for r in everywhere
+    ][:1]

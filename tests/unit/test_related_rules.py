@@ -60,12 +60,20 @@ def speaks_of(note: int, word: str) -> bool:
     ],
 )  # fmt: skip
 def test_genre_words(words: set[str], folders: tuple[str, ...], expected: set[str]) -> None:
-    assert genre_words(words, LABELS, holders_of, speaks_of, folders) == expected
+    labels = lambda note: LABELS.get(note, frozenset())  # noqa: E731
+    assert genre_words(words, labels, holders_of, speaks_of, folders) == expected
 
 
 def test_a_word_whose_notes_share_a_tag_is_not_a_genre_word() -> None:
-    labels = {n: LABELS[n] | {"paper"} for n in (1, 2, 3, 4)}
-    assert genre_words({"笔记"}, labels, holders_of, speaks_of) == set()
+    tagged = {n: LABELS[n] | {"paper"} for n in (1, 2, 3, 4)}
+    assert genre_words({"笔记"}, tagged.__getitem__, holders_of, speaks_of) == set()
+
+
+def test_holders_offered_by_a_scan_of_titles_are_checked_against_the_labels() -> None:
+    # "redis" is in the text of 'redisson' titles too: only the notes whose words hold it
+    labels = {1: frozenset({"redisson"}), 2: frozenset({"redisson"}), 3: frozenset({"redis"})}
+    found = genre_words({"redis"}, labels.__getitem__, lambda w: [1, 2, 3], lambda n, w: False)
+    assert found == set()
 
 
 S, N = "series", "other"
