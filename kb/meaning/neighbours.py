@@ -78,14 +78,14 @@ def neighbourhood(
         return None
     mine_rows = layout.order[layout.starts[at] : _end(layout, at)][:MY_PASSAGES]
     mine = _rows(index, mine_rows)
-    note_sims = layout.means @ layout.means[at]
+    note_sims = _products(layout.means, layout.means[at][np.newaxis, :])[:, 0]
     others = np.ones(len(layout.ids), dtype=bool)
     others[at] = False
     if len(layout.order) <= PAIRS_EVERYWHERE:
         # Each passage's best cosine with one of mine, then each note's best passage.
         best_row = np.empty(len(layout.order), dtype=np.float32)
         for start, block in _blocks(index, layout.order):
-            best_row[start : start + len(block)] = (block @ mine.T).max(axis=1)
+            best_row[start : start + len(block)] = _products(block, mine).max(axis=1)
         pair_sims = np.maximum.reduceat(best_row, layout.starts)
         paired = others
     else:  # the notes nearest as wholes, and a sample of the rest for what is usual
@@ -102,7 +102,7 @@ def neighbourhood(
     near = []
     for j in sorted(chosen, key=lambda j: -float(note_sims[j])):
         theirs_rows = layout.order[layout.starts[j] : _end(layout, j)]
-        block = _rows(index, theirs_rows) @ mine.T  # theirs x mine
+        block = _products(_rows(index, theirs_rows), mine)  # theirs x mine
         t, m = np.unravel_index(int(np.argmax(block)), block.shape)
         near.append(
             NearNote(
@@ -140,11 +140,17 @@ def _some_pairs(
     ends = np.append(layout.starts[1:], len(layout.order))
     spans = [np.arange(layout.starts[j], ends[j]) for j in notes]
     rows = layout.order[np.concatenate(spans)]
-    best = (_rows(index, rows) @ mine.T).max(axis=1)
+    best = _products(_rows(index, rows), mine).max(axis=1)
     local = np.cumsum([0] + [len(span) for span in spans[:-1]])
     pair_sims = np.full(len(layout.ids), -np.inf, dtype=np.float32)
     pair_sims[notes] = np.maximum.reduceat(best, local)
     return pair_sims, paired
+
+
+def _products(rows: np.ndarray, mine: np.ndarray) -> np.ndarray:
+    """Every row's cosine with each of ``mine``, without BLAS threads: on two busy cores
+    numpy's BLAS waits for the second (as kb/meaning/index.py measured for a query)."""
+    return np.einsum("ij,kj->ik", rows, mine)
 
 
 def _end(layout: _Layout, at: int) -> int:
