@@ -417,16 +417,20 @@ def _meaning_detail(store: Store, note_id: int, other: NoteText, pair: tuple[int
     return f"«{shown[0]}» ~ «{shown[1]}»"
 
 
-_TEXTS: dict[tuple[str, int, int], NoteText | None] = {}  # the last note whose list it was
+# The last note whose list it was (in a tuple: a note that is gone is None).
+_TEXTS: dict[tuple[str, int, int], tuple[NoteText | None]] = {}
 
 
 def _note_text(store: Store, note_id: int) -> NoteText | None:
     """This note's stored text, read once for every entry of its list."""
     key = (str(store.path), store.generation, note_id)
-    if key not in _TEXTS:
-        _TEXTS.clear()
-        _TEXTS[key] = store.notes.by_id(note_id)
-    return _TEXTS[key]
+    cached = _TEXTS.get(key)
+    if cached is not None:
+        return cached[0]
+    found = store.notes.by_id(note_id)
+    _TEXTS.clear()  # another thread (the app's workers) may clear it too: found is ours
+    _TEXTS[key] = (found,)
+    return found
 
 
 EXCERPT_CHARS = 40
