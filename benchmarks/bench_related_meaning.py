@@ -1,29 +1,40 @@
 """Does meaning add to kb's word evidence for related notes, or tell a true unlinked
-mention from an everyday use of a short title? (issue 26, item 4)
+mention from an everyday use of a short title? (issue 26, item 4; issue 36, items 3 and 7)
 
     python benchmarks/bench_related_meaning.py [--workdir /tmp/kb-related-meaning]
-                                               [--corpora NAME ...] [--json-out FILE]
+                                               [--corpora NAME ...] [--fit]
+                                               [--before REV] [--json-out FILE]
 
-Related notes. The judged pairs are the ones the notes' own authors made: every resolved
-link between two notes of a corpus kb was never shown (../shared/corpora/) and of the
-bundled notes, taken both ways. A note linked to or from more than HUB notes is a table
-of contents, not a judgment of relatedness: it is left out on both sides. Each corpus is
-built twice: with its links (read for the truth only, meaning off) and on a copy with
-every explicit link removed (the link's text kept), embedded with the bundled model, so
-that no ranking sees the links it is judged by. For every note with a judged partner:
+Related notes, four ways, in one run:
 
-- words: ``kb.related`` as it ships (distinctive words, title words, tags, series);
-- meaning, best pair: other notes by the nearest pair of passages (one of this note's,
-  one of theirs), the reason a reader could check ("similar passage: ...");
-- meaning, coverage: by the mean, over this note's passages, of each one's nearest
-  passage in the other note;
-- fused: words and best-pair meaning by reciprocal rank (k = 60), equal weight;
-- words, then meaning: the words' list as it is, meaning's notes after it where the words
-  found fewer than five.
+- before: kb.links.related as it was at ``--before`` (default main), read from git;
+- today: the related notes from every signal but meaning (links, words, tags, series),
+  as kb gives them with meaning off;
+- meaning: other notes by meaning alone, ranked by the whole notes' similarity (the
+  cosine of their mean passage vectors: ``meaning-note``) or by their nearest pair of
+  passages (``meaning-pair``);
+- combined: ``kb.related`` with meaning on, as it ships.
 
-These five were fixed before the first run; nothing here was tuned on the pairs.
+Judged pairs. benchmarks/links_quality/related.json holds pairs judged by reading the notes
+cut to their first 600 characters of body (benchmarks/short_notes.py; written before any
+tuning): the bundled notes (each CS336 lecture and the post built on it, the Redis study
+note and its project, papers and lectures) and advanced-java-zh. Each cut corpus is built
+with its links and with every explicit link removed. Reported per note with a judged
+partner: recall@5 and the share whose first related note is a partner; and the goals of
+issue 36: lectures that list their post in the top 5, Redis pair first both ways.
+
+Authors' links. Every resolved link between two notes of a corpus kb was never shown
+(../shared/corpora/) and of the bundled notes, taken both ways. A note linked to or from
+more than HUB notes is a table of contents, not a judgment of relatedness: it is left out
+on both sides. Each corpus is built twice: with its links (read for the truth only,
+meaning off) and on a copy with every explicit link removed (the link's text kept),
+embedded with the bundled model, so that no ranking sees the links it is judged by.
 Reported: recall@5 (the share of a note's partners in its first five, of at most five)
 and MRR@10 of the first partner, averaged over the notes.
+
+``--fit``: the meaning weights of kb/links/related.py chosen on a grid, on the judged
+pairs of one cut corpus (links removed), and reported on the other (two folds): the
+held-out figures are the only ones that may be quoted for fitted weights.
 
 Mentions. benchmarks/links_quality/mentions.json judges (source, target) pairs where the
 source names the target's title: ``mention`` true when a reader wants it listed. For each
@@ -35,17 +46,23 @@ a similarity would do to their precision and recall, at the similarities of the 
 pairs themselves (the best such cut is an upper bound, chosen on the set it is judged by).
 
 Needs the semantic extra (``pip install 'kb-notes[semantic]'``); corpora that are absent
-are skipped.
+are skipped. The machine may be shared: these are quality figures, not timings.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import itertools
 import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
@@ -53,23 +70,39 @@ sys.path.insert(0, str(REPO))
 
 import numpy as np  # noqa: E402
 from bench_links_quality import CORPORA as LINKS_CORPORA  # noqa: E402
+from short_notes import cut_folder  # noqa: E402
 
 from kb.knowledge_base import KnowledgeBase  # noqa: E402
-from kb.meaning.index import VectorIndex  # noqa: E402
+from kb.links import related as related_module  # noqa: E402
+from kb.meaning.index import VectorIndex, vector_index  # noqa: E402
+from kb.meaning.neighbours import neighbourhood  # noqa: E402
 from tests.integration.test_connections import build_kb  # noqa: E402
 
 # bench_links_quality's corpora (the ones its mentions are judged on) and one more
 CORPORA = {**LINKS_CORPORA, "hugo-site-zh": REPO.parent / "shared" / "corpora" / "hugo-site-zh"}
 JUDGED_MENTIONS = REPO / "benchmarks" / "links_quality" / "mentions.json"
+JUDGED_RELATED = REPO / "benchmarks" / "links_quality" / "related.json"
 HUB = 15  # links to or from more notes than this: a table of contents
 TOP = 5
 DEPTH = 10
-RRF_K = 60
-METHODS = ("words", "meaning-best-pair", "meaning-coverage", "fused-rrf", "words-then-meaning")
+METHODS = ("before", "today", "meaning-note", "meaning-pair", "combined")
+# The grid --fit searches: (MEANING_WEIGHT, MEANING_FROM, MEANING_PAIR_SHARE, MEANING_HUBNESS)
+GRID = list(itertools.product((0.5, 1.0, 2.0), (0.5, 1.0, 1.5), (0.0, 0.5, 1.0), (0.0, 1.0)))
+FITTED = ("MEANING_WEIGHT", "MEANING_FROM", "MEANING_PAIR_SHARE", "MEANING_HUBNESS")
+
+
+REUSE = False  # --reuse: open the knowledge bases a previous run built (and embedded)
 
 
 def build(workdir: Path, name: str, source: Path, *, without_links: bool, meaning: bool):
     home = workdir / (name + ("-nolinks" if without_links else "-links"))
+    if REUSE and (home / "kb.yaml").exists():
+        if not meaning:
+            os.environ["KB_SEMANTIC"] = "off"
+        try:
+            return KnowledgeBase.open(home)
+        finally:
+            os.environ.pop("KB_SEMANTIC", None)
     if home.exists():
         shutil.rmtree(home)  # only ever a folder this script named under --workdir
     # Meaning stays on in this process (the similarities need the model); only the
@@ -145,53 +178,94 @@ class NoteSimilarity:
         return passage, float(title_vector @ line_vector)
 
 
-def rrf(*lists: list[str]) -> list[str]:
-    score: dict[str, float] = {}
-    for ranked in lists:
-        for rank, path in enumerate(ranked):
-            score[path] = score.get(path, 0.0) + 1 / (RRF_K + rank + 1)
-    return sorted(score, key=lambda path: -score[path])[:DEPTH]
-
-
-def then(first: list[str], after: list[str]) -> list[str]:
-    if len(first) >= TOP:
-        return first[:DEPTH]
-    return list(dict.fromkeys([*first, *after]))[:DEPTH]
-
-
 def scores(ranked: list[str], partners: set[str]) -> tuple[float, float]:
     recall = len(set(ranked[:TOP]) & partners) / min(TOP, len(partners))
     first = next((rank for rank, path in enumerate(ranked[:DEPTH], 1) if path in partners), 0)
     return recall, 1 / first if first else 0.0
 
 
-def related_quality(kb: KnowledgeBase, truth: dict[str, set[str]]) -> dict[str, Any]:
-    near = NoteSimilarity(kb)
-    totals = {method: [0.0, 0.0] for method in METHODS}
+def load_before(rev: str) -> ModuleType | None:
+    """kb/links/related.py as it was at ``rev`` (it imports today's kb for the rest)."""
+    try:
+        source = subprocess.run(
+            ["git", "-C", str(REPO), "show", f"{rev}:kb/links/related.py"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    path = Path(tempfile.mkdtemp()) / "related_before.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("related_before", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["related_before"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+class Rankings:
+    """Each way of listing a note's related notes, by path."""
+
+    def __init__(self, kb: KnowledgeBase, before: ModuleType | None) -> None:
+        self.kb = kb
+        self.before = before
+        self.ids = {note.path: note.id for note in kb.note_choices()}
+        self.paths = {note_id: path for path, note_id in self.ids.items()}
+        self.folders = {r.name for r in kb.config.roots} | {r.path.name for r in kb.config.roots}
+        meaning = kb.meaning()
+        index = vector_index(kb._store, meaning.embedder()) if meaning else None
+        self.index = index
+
+    def near(self, note_id: int, count: int, hubness: float = 0.0):
+        if self.index is None:
+            return None
+        return neighbourhood(self.index, note_id, count, hubness)
+
+    def ranked(self, path: str, method: str) -> list[str]:
+        note_id = self.ids[path]
+        store, engine = self.kb._store, self.kb.engine()
+        if method == "before":
+            if self.before is None:
+                return []
+            found = self.before.related(store, engine, note_id, DEPTH)
+        elif method == "today":
+            found = related_module.related(store, engine, note_id, DEPTH, None, self.folders)
+        elif method == "combined":
+            found = related_module.related(store, engine, note_id, DEPTH, self.near, self.folders)
+        else:
+            around = self.near(note_id, DEPTH)
+            if around is None:
+                return []
+            key = (lambda n: -n.note) if method == "meaning-note" else (lambda n: -n.pair)
+            return [self.paths[n.note_id] for n in sorted(around.near, key=key)[:DEPTH]]
+        return [r.path for r in found]
+
+    def genre_words(self) -> list[str]:
+        found: set[str] = set()
+        for note_id in self.paths:
+            found |= related_module._genre_words_of(self.kb._store, note_id, self.folders)
+        return sorted(found)
+
+    def reasons(self, path: str) -> list[tuple[str, str]]:
+        note_id = self.ids[path]
+        store, engine = self.kb._store, self.kb.engine()
+        found = related_module.related(store, engine, note_id, TOP, self.near, self.folders)
+        return [(r.path, r.reason) for r in found]
+
+
+def related_quality(
+    rankings: Rankings, truth: dict[str, set[str]], methods: tuple[str, ...] = METHODS
+) -> dict[str, Any]:
+    totals = {method: [0.0, 0.0] for method in methods}
     judged = 0
-    examples = []
     for path, partners in sorted(truth.items()):
-        note = kb.find_note(path)
-        if note is None:
+        if path not in rankings.ids:
             continue
         judged += 1
-        words = [r.path for r in kb.related(note.id, DEPTH)]
-        best = near.ranked(path, "best")
-        lists = {
-            "words": words,
-            "meaning-best-pair": best,
-            "meaning-coverage": near.ranked(path, "coverage"),
-            "fused-rrf": rrf(words, best),
-            "words-then-meaning": then(words, best),
-        }
-        for method, ranked in lists.items():
-            recall, reciprocal = scores(ranked, partners)
+        for method in methods:
+            recall, reciprocal = scores(rankings.ranked(path, method), partners)
             totals[method][0] += recall
             totals[method][1] += reciprocal
-        gained = [p for p in best[:TOP] if p in partners and p not in words[:TOP]]
-        lost = [p for p in words[:TOP] if p in partners and p not in best[:TOP]]
-        if gained or lost:
-            examples.append({"note": path, "meaning only": gained, "words only": lost})
     return {
         "notes": judged,
         "pairs": sum(len(p) for p in truth.values()) // 2,
@@ -199,8 +273,91 @@ def related_quality(kb: KnowledgeBase, truth: dict[str, set[str]]) -> dict[str, 
             method: {"recall@5": t[0] / max(judged, 1), "mrr@10": t[1] / max(judged, 1)}
             for method, t in totals.items()
         },
-        "examples": examples,
     }
+
+
+def judged_truth(pairs: list[dict]) -> dict[str, set[str]]:
+    truth: dict[str, set[str]] = {}
+    for pair in pairs:
+        truth.setdefault(pair["a"], set()).add(pair["b"])
+        truth.setdefault(pair["b"], set()).add(pair["a"])
+    return truth
+
+
+def judged_quality(
+    rankings: Rankings, pairs: list[dict], methods: tuple[str, ...] = METHODS
+) -> dict[str, Any]:
+    """Recall@5 and first-is-a-partner over the notes with judged partners, and the goals."""
+    truth = judged_truth(pairs)
+    out: dict[str, Any] = {"notes": len(truth), "pairs": len(pairs)}
+    for method in methods:
+        lists = {path: rankings.ranked(path, method) for path in truth}
+
+        def first_both(pair: dict, lists: dict[str, list[str]] = lists) -> bool:
+            a, b = pair["a"], pair["b"]
+            return lists[a][:1] == [b] and lists[b][:1] == [a]
+
+        recall = sum(scores(lists[p], truth[p])[0] for p in truth) / len(truth)
+        first = sum(bool(lists[p][:1]) and lists[p][0] in truth[p] for p in truth) / len(truth)
+        top5 = [p for p in pairs if p.get("goal") == "top5"]
+        both = [p for p in pairs if p.get("goal") == "first-both"]
+        out[method] = {
+            "recall@5": recall,
+            "first": first,
+            "top5_goal": f"{sum(p['b'] in lists[p['a']][:TOP] for p in top5)}/{len(top5)}",
+            "first_both_goal": f"{sum(map(first_both, both))}/{len(both)}",
+            "missed": [[p["a"], p["b"]] for p in top5 if p["b"] not in lists[p["a"]][:TOP]],
+        }
+    return out
+
+
+def with_weights(values: tuple[float, ...], run: Callable[[], Any]) -> Any:
+    saved = [getattr(related_module, name) for name in FITTED]
+    for name, value in zip(FITTED, values, strict=True):
+        setattr(related_module, name, value)
+    try:
+        return run()
+    finally:
+        for name, value in zip(FITTED, saved, strict=True):
+            setattr(related_module, name, value)
+
+
+Objective = Callable[[], tuple[float, float]]
+
+
+def fit(folds: dict[str, list[Objective]]) -> dict[str, Any]:
+    """Weights chosen on every corpus but one (its judged pairs and its authors' links:
+    recall@5 plus the first partner's rank), reported on the one left out."""
+
+    measured: dict[tuple[tuple[float, ...], str], tuple[float, float]] = {}
+
+    def one(values: tuple[float, ...], name: str) -> tuple[float, float]:
+        if (values, name) not in measured:  # each corpus once per point of the grid
+            found = with_weights(values, lambda: [objective() for objective in folds[name]])
+            measured[values, name] = (sum(f[0] for f in found), sum(f[1] for f in found))
+        return measured[values, name]
+
+    def total_at(values: tuple[float, ...], names: list[str]) -> tuple[float, float]:
+        found = [one(values, name) for name in names]
+        return (sum(f[0] for f in found), sum(f[1] for f in found))
+
+    def chosen(train: list[str]) -> tuple[float, ...]:
+        return max(GRID, key=lambda values: sum(total_at(values, train)))
+
+    out: dict[str, Any] = {}
+    shipped = tuple(getattr(related_module, name) for name in FITTED)
+    for held_out in folds:
+        train = [name for name in folds if name != held_out]
+        best = chosen(train)
+        out[held_out] = {
+            "chosen on": train,
+            "weights": dict(zip(FITTED, best, strict=True)),
+            "held-out": total_at(best, [held_out]),
+            "shipped weights": dict(zip(FITTED, shipped, strict=True)),
+            "shipped": total_at(shipped, [held_out]),
+            "today": total_at((0.0, 0.0, 0.0, 0.0), [held_out]),
+        }
+    return out
 
 
 def auc(true: list[float], false: list[float]) -> float:
@@ -262,39 +419,103 @@ def mention_quality(
     return out
 
 
+def print_related(label: str, found: dict[str, Any]) -> None:
+    print(
+        f"{label:28} {found['notes']:5} {found['pairs']:5} "
+        + " ".join(f"{found[m]['recall@5']:7.3f}/{found[m]['mrr@10']:.3f}" for m in METHODS),
+        flush=True,
+    )
+
+
+def print_judged(label: str, found: dict[str, Any]) -> None:
+    print(f"{label}: {found['notes']} notes, {found['pairs']} pairs")
+    for method in METHODS:
+        m = found[method]
+        print(
+            f"  {method:13} recall@5 {m['recall@5']:.3f}  first {m['first']:.3f}  "
+            f"lecture lists post {m['top5_goal']}  Redis pair first both ways "
+            f"{m['first_both_goal']}",
+            flush=True,
+        )
+        if method == "combined":
+            for lecture, post in m["missed"]:
+                print(f"    missed: {lecture} -> {post}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/kb-related-meaning"))
     parser.add_argument("--corpora", nargs="+", choices=list(CORPORA), default=list(CORPORA))
+    parser.add_argument("--before", default="main", help="the git revision 'before' is read at")
+    parser.add_argument("--fit", action="store_true", help="fit the meaning weights (2 folds)")
+    parser.add_argument("--no-mentions", action="store_true")
+    parser.add_argument(
+        "--reuse", action="store_true", help="open the knowledge bases a previous run built"
+    )
     parser.add_argument("--json-out", type=Path)
     args = parser.parse_args()
+    global REUSE  # noqa: PLW0603 - one switch for build(), set once here
+    REUSE = args.reuse
     args.workdir.mkdir(parents=True, exist_ok=True)
+    before = load_before(args.before)
     judged = json.loads(JUDGED_MENTIONS.read_text(encoding="utf-8"))
+    pairs = json.loads(JUDGED_RELATED.read_text(encoding="utf-8"))
     results: dict[str, Any] = {}
-    header = f"{'corpus':16} {'notes':>5} {'pairs':>5} " + " ".join(f"{m:>22}" for m in METHODS)
-    print("related: recall@5 / MRR@10 against the authors' own links, links removed")
+    folds: dict[str, list[Objective]] = {}
+    print("judged pairs on notes cut to 600 characters (benchmarks/links_quality/related.json)")
+    for name in [n for n in args.corpora if n in pairs and not n.startswith("_")]:
+        source = CORPORA[name]
+        if not source.is_dir():
+            print(f"{name}: skipped, {source} is absent")
+            continue
+        cut = args.workdir / f"{name}-cut-source"
+        if not (args.reuse and cut.is_dir()):
+            cut_folder(source, cut)
+        for without_links in (True, False):
+            kb = build(args.workdir, f"{name}-cut", cut, without_links=without_links, meaning=True)
+            rankings = Rankings(kb, before)
+            label = f"{name} (cut, {'links removed' if without_links else 'links kept'})"
+            found = judged_quality(rankings, pairs[name])
+            results[f"judged/{label}"] = found
+            print_judged(label, found)
+            print(f"  genre words: {', '.join(rankings.genre_words())}")
+            if without_links:
+
+                def judged_objective(r: Rankings = rankings, p: list = pairs[name]) -> Any:
+                    found = judged_quality(r, p, ("combined",))["combined"]
+                    return (found["recall@5"], found["first"])
+
+                folds.setdefault(name, []).append(judged_objective)
+                if name == "notes":
+                    for path in ("engineering/redis-study.md", "cs336/lecture-03-gpus.md"):
+                        for other, reason in rankings.reasons(path):
+                            print(f"    {path} -> {other}: {reason}")
+    header = f"{'corpus':28} {'notes':>5} {'pairs':>5} " + " ".join(f"{m:>13}" for m in METHODS)
+    print("related: recall@5/MRR@10 against the authors' own links, links removed")
     print(header)
     for name in args.corpora:
         source = CORPORA[name]
         if not source.is_dir():
-            print(f"{name:16} skipped: {source} is absent")
+            print(f"{name:28} skipped: {source} is absent")
             continue
         with_links = build(args.workdir, name, source, without_links=False, meaning=False)
         truth = truth_pairs(with_links)
         without = build(args.workdir, name, source, without_links=True, meaning=True)
-        related = related_quality(without, truth)
+        rankings = Rankings(without, before)
+        related = related_quality(rankings, truth)
         results[f"related/{name}"] = related
+
+        def links_objective(r: Rankings = rankings, t: dict = truth) -> Any:
+            found = related_quality(r, t, ("combined",))["combined"]
+            return (found["recall@5"], found["mrr@10"])
+
         if related["notes"]:
-            print(
-                f"{name:16} {related['notes']:5} {related['pairs']:5} "
-                + " ".join(
-                    f"{related[m]['recall@5']:10.3f} / {related[m]['mrr@10']:.3f}" for m in METHODS
-                ),
-                flush=True,
-            )
+            folds.setdefault(name, []).append(links_objective)
+        if related["notes"]:
+            print_related(name, related)
         else:
-            print(f"{name:16} no note links to another", flush=True)
-        if name in judged:
+            print(f"{name:28} no note links to another", flush=True)
+        if name in judged and not args.no_mentions:
             near = NoteSimilarity(without)
             mentions = mention_quality(with_links, near, judged[name])
             results[f"mentions/{name}"] = mentions
@@ -305,6 +526,16 @@ def main() -> int:
                 f" line~title {mentions['auc_title']:.3f}; best cut (<=2% recall lost):"
                 f" passage {mentions['best_cut_passage']}, title {mentions['best_cut_title']}",
                 flush=True,
+            )
+    if args.fit and len(folds) >= 2:
+        fitted = fit(folds)
+        results["fit"] = fitted
+        print("fitted on all corpora but one, summed (recall@5, first or MRR) on the one left out:")
+        for held_out, found in fitted.items():
+            print(
+                f"  held out {held_out}: chose {found['weights']} -> {found['held-out']};"
+                f" the shipped {found['shipped weights']} -> {found['shipped']};"
+                f" without meaning {found['today']}"
             )
     if args.json_out:
         args.json_out.write_text(json.dumps(results, ensure_ascii=False, indent=1))

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from kb.links.connections import Connections, FileOf, Mention, Related
     from kb.links.graph import Graph
     from kb.links.moving import MovePlan
+    from kb.links.related import NearInMeaning
     from kb.links.resolve import LinkIndex
     from kb.locations import InitResult
     from kb.meaning.hybrid import Meaning, MeaningStatus
@@ -73,7 +74,7 @@ class KnowledgeBase:
         self._glossary: Glossary | None = None
         self._epoch = 0  # bumped when every thread must reopen its reader (a store rebuilt)
         self._lock = threading.Lock()  # guards the shared caches below and _readers
-        self._related_cache: dict[tuple[int, int, int], list[Related]] = {}
+        self._related_cache: dict[tuple[int, int, int, int], list[Related]] = {}
 
     @classmethod
     def open(cls, home: Path | str | None = None, cwd: Path | None = None) -> KnowledgeBase:
@@ -455,14 +456,36 @@ class KnowledgeBase:
         """Related notes with reasons; cached until the store changes."""
         from kb.links.related import related  # deferred: 4 modules more
 
-        key = (note_id, limit, self._store.generation)
+        store = self._store
+        key = (note_id, limit, store.generation, store.vectors.stamp())
         with self._lock:
             found = self._related_cache.get(key)
         if found is None:
-            found = related(self._store, self.engine(), note_id, limit)
+            folders = {r.name for r in self.config.roots} | {r.path.name for r in self.config.roots}
+            found = related(store, self.engine(), note_id, limit, self._near_in_meaning(), folders)
             with self._lock:
                 self._related_cache[key] = found
         return found
+
+    def _near_in_meaning(self) -> NearInMeaning | None:
+        """The notes near a note in meaning, when meaning is on and the store holds this
+        embedder's vectors; else None (related notes from the other evidence alone)."""
+        meaning = self.meaning()
+        if meaning is None or not self._store.vectors.exist():
+            return None
+        from kb.meaning.embedder import EmbedderError  # deferred: loaded by meaning() above
+
+        try:
+            embedder = meaning.embedder()
+        except EmbedderError:
+            return None
+        from kb.meaning.index import vector_index  # deferred: numpy, only with meaning on
+        from kb.meaning.neighbours import neighbourhood  # deferred: numpy, as above
+
+        index = vector_index(self._store, embedder)
+        if index is None:  # another model's vectors: kb ingest embeds again
+            return None
+        return lambda note_id, count, hubness: neighbourhood(index, note_id, count, hubness)
 
     @_store_errors
     def check(self) -> list[CheckProblem]:

@@ -9,4 +9,5 @@ kb.yaml) kb never imports numpy or a model, and search is the words alone.
     passages.py   notes split into passages of a few hundred characters (pure)
     index.py      embedding the notes that changed, and the nearest passages to a query
     hybrid.py     when meaning joins the ranking, and how
+    neighbours.py the notes near one note (whole notes, nearest passages): related notes
 """
