@@ -109,15 +109,8 @@ def run_search(
     if not engine.is_ready():
         results.warning = "the search index is missing or behind the notes: run 'kb ingest'"
     pool = max(limit, POOL)
-    strict = engine.search(planned, pool)
     plain = _plain(reading)
-    titles = None if plain else _title_plan(reading, planned, fragments=False)
-    if titles is not None and len(strict) >= pool:
-        # kb ranks the notes whose title holds every word first, but by score some are past
-        # the pool (a common word in hundreds of titles): the engine's best of those join.
-        seen = {hit.note_id for hit in strict}
-        titled = engine.search(planned.kept_to(titles), pool)
-        strict += [hit for hit in titled if hit.note_id not in seen]
+    strict = _strict_hits(engine, planned, _title_plan(reading, planned, False), plain, pool)
     loose: list[EngineHit] = []
     if reading.relaxable and len(strict) < RELAX_BELOW:
         seen = {hit.note_id for hit in strict}
@@ -172,6 +165,21 @@ def run_search(
     if not results.hits:
         results.suggestion = _suggest(store, query)
     return results
+
+
+def _strict_hits(
+    engine: SearchEngine, planned: QueryPlan, titles: Text | None, plain: bool, pool: int
+) -> list[EngineHit]:
+    """The engine's best ``pool`` matches. kb ranks the notes whose title holds every word
+    first, but by score some are past the pool (a common word in hundreds of titles): the
+    engine's best of those join, from the same pass over the matches."""
+    if plain or titles is None:
+        return engine.search(planned, pool)
+    strict, titled = engine.search_and_titled(planned, titles, pool)
+    if len(strict) >= pool:
+        seen = {hit.note_id for hit in strict}
+        strict += [hit for hit in titled if hit.note_id not in seen]
+    return strict
 
 
 def _relaxed(reading: Reading) -> Reading:
