@@ -1,13 +1,14 @@
 """Where a warm query's time goes, per query class: plan, engine, page rules, proximity,
 snippets (issue 40). bench_search.py's queries on one knowledge base, in this process.
 
-    python benchmarks/profile_search.py KB_DIR [--queries 60] [--rounds 3] [--seed 1]
+    python benchmarks/profile_search.py KB_DIR [--queries 60] [--rounds 3] [--seed 1] [--tree DIR]
 
 The parts are timed by wrapping kb.query.search's own functions (nothing else changes):
 plan is reading and planning the query (with the engine's counts the reading asks for),
 engine the engine's ranked searches, page rules the ordering of the candidates (the engine
 asked which of them hold each word, the title rules, hubs) less proximity, proximity the
-nearness of the query's words in the candidates, and snippets building the page's hits.
+nearness of the query's words in the candidates, and snippets building the page's hits
+(the rest of the query's time: the hits' rows read and unpacked, snippets, tags).
 Each cell is the mean over the class's queries of each query's median over rounds, in ms of
 the searching thread's CPU time (SQLite runs in it), which a busy machine disturbs far less
 than wall time.
@@ -33,20 +34,22 @@ PARTS = ("plan", "engine", "page rules", "proximity", "snippets", "total")
 
 
 class Timer:
-    """Sums the seconds spent inside wrapped functions, by part, outermost calls only."""
+    """Sums the seconds spent inside wrapped functions, by part, a part's outermost calls only."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
-        self.depth = 0
+        self.inside: dict[str, bool] = {}
 
     def wrap(self, part: str, function: Callable[..., Any]) -> Callable[..., Any]:
         def timed(*args: Any, **kwargs: Any) -> Any:
-            self.depth += 1
+            if self.inside.get(part):  # called from a function of the same part
+                return function(*args, **kwargs)
+            self.inside[part] = True
             start = time.thread_time()
             try:
                 return function(*args, **kwargs)
             finally:
-                self.depth -= 1
+                self.inside[part] = False
                 self.seconds[part] += time.thread_time() - start
 
         return timed
@@ -65,7 +68,9 @@ def instrument(timer: Timer) -> None:
 
 def wrap_engine(kb: Any, timer: Timer) -> None:
     engine = kb.engine()
-    engine.search = timer.wrap("engine", engine.search)
+    for name in ("search", "search_and_titled"):  # the second only where kb has it
+        if hasattr(engine, name):
+            setattr(engine, name, timer.wrap("engine", getattr(engine, name)))
 
 
 def main() -> int:
@@ -74,10 +79,12 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--tree", type=Path, default=REPO_ROOT, help="the kb source to profile (a worktree)"
+    )
     args = parser.parse_args()
     os.environ.setdefault("KB_SEMANTIC", "off")
-    if str(REPO_ROOT) not in sys.path:
-        sys.path.insert(0, str(REPO_ROOT))
+    sys.path.insert(0, str(args.tree))
     from kb.knowledge_base import KnowledgeBase
 
     timer = Timer()
