@@ -341,12 +341,9 @@ def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:
 
     words = [one_pattern(patterns) for patterns in forms]
 
-    found: dict[int, int] = {}
-    for note_id in ids:
-        row = store.notes.by_id(note_id)
-        if row is not None:
-            found[note_id] = pairs_apart((row.title, row.text or row.summary or ""), words)
-    return found
+    # One query for every candidate's title and text (not the code): 20-25% of the time.
+    texts = store.notes.titles_and_texts(ids)
+    return {note_id: pairs_apart(texts[note_id], words) for note_id in ids if note_id in texts}
 
 
 _OTHER_FORM = "\x00"  # marks a word held only by another form, named once the text is read
