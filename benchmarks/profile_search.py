@@ -122,6 +122,12 @@ def main() -> int:
     for kind, rows in [*sorted(by_class.items()), ("all", every)]:
         cells = " | ".join(f"{statistics.mean(r[p] for r in rows) * 1000:.1f}" for p in PARTS)
         print(f"| {kind} | {len(rows)} | {cells} |")
+    engine = [m["engine"] for m in every]
+    over = sum(seconds > 0.010 for seconds in engine)
+    print(
+        f"the engine alone: median {statistics.median(engine) * 1000:.1f} ms, "
+        f"p95 {percentile(engine, 95) * 1000:.1f} ms, over 10 ms for {over} of {len(engine)}"
+    )
     totals = [m["total"] for m in every]
     print(
         f"warm median {statistics.median(totals) * 1000:.1f} ms, "
