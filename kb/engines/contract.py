@@ -48,6 +48,14 @@ class SearchEngine(Protocol):
         first."""
         ...
 
+    def search_and_titled(
+        self, planned: QueryPlan, titles: Text, limit: int
+    ) -> tuple[list[EngineHit], list[EngineHit]]:
+        """``search(planned, limit)`` and ``search(planned.kept_to(titles), limit)``: the
+        best matches, and the best of those whose title holds the words (an engine may
+        answer both from one pass over the matches; ``two_searches`` otherwise)."""
+        ...
+
     def count(self, text: Text, cap: int) -> int:
         """How many notes match a plan node, counted up to ``cap``."""
         ...
@@ -131,6 +139,13 @@ _URL = re.compile(
     r"(?:\b[A-Za-z][A-Za-z0-9+.-]*://|\bwww\.)[^\s<>()\[\]{}\"'\u3000-\u9fff\uff00-\uffef]*"
 )
 _CHARACTER_RANGES = re.compile(r"(?:[a-z0-9]-[a-z0-9])+")  # a-za-z0-9: a regex's [a-zA-Z0-9]
+
+
+def two_searches(
+    engine: SearchEngine, planned: QueryPlan, titles: Text, limit: int
+) -> tuple[list[EngineHit], list[EngineHit]]:
+    """``SearchEngine.search_and_titled`` as two searches."""
+    return engine.search(planned, limit), engine.search(planned.kept_to(titles), limit)
 
 
 def frequency_ceiling(total: int) -> int:

@@ -32,6 +32,7 @@ from kb.engines.contract import (
     first_page,
     index_tokens,
     more_like_this,
+    two_searches,
 )
 from kb.engines.tantivy_index import (
     FIELDS,
@@ -47,7 +48,7 @@ from kb.engines.tantivy_index import (
     require,
 )
 from kb.query import plan
-from kb.query.plan import QueryPlan, plan_query
+from kb.query.plan import QueryPlan, Text, plan_query
 from kb.query.syntax import And, Field, Node, Not, Or, Phrase, Query, Word
 
 if TYPE_CHECKING:
@@ -272,6 +273,11 @@ class TantivyEngine:
         return {i for i, _ in self._hits(searcher, query, max(searcher.num_docs, 1))}
 
     # -- searching -------------------------------------------------------------------------
+
+    def search_and_titled(
+        self, planned: QueryPlan, titles: Text, limit: int
+    ) -> tuple[list[EngineHit], list[EngineHit]]:
+        return two_searches(self, planned, titles, limit)
 
     def search(self, query: Query | QueryPlan, limit: int) -> list[EngineHit]:
         planned = query if isinstance(query, QueryPlan) else plan_query(query)

@@ -26,10 +26,11 @@ from kb.engines.contract import (
     more_like_this,
     rebuild_beside,
     require_package,
+    two_searches,
 )
 from kb.errors import KbError, StoreError, os_error_message
 from kb.query import plan
-from kb.query.plan import QueryPlan, document_streams, plan_query
+from kb.query.plan import QueryPlan, Text, document_streams, plan_query
 from kb.query.syntax import And, Field, Node, Not, Or, Phrase, Query, Word
 
 if TYPE_CHECKING:
@@ -327,6 +328,11 @@ class WhooshEngine:
         return Or(parts) if parts else None
 
     # -- searching -------------------------------------------------------------------------
+
+    def search_and_titled(
+        self, planned: QueryPlan, titles: Text, limit: int
+    ) -> tuple[list[EngineHit], list[EngineHit]]:
+        return two_searches(self, planned, titles, limit)
 
     def search(self, query: Query | QueryPlan, limit: int) -> list[EngineHit]:
         ix = self._open()

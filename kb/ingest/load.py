@@ -36,6 +36,11 @@ _CHUNK = 16  # files per message to a parse worker
 
 _IN_FLIGHT = 2  # chunks a worker is sent ahead of its answers: it never waits for work
 
+# Chunks handed out and not yet taken by the writer, per worker: past this a worker waits
+# for the writer (back-pressure). Without it a writer slower than the workers (a busy
+# machine) let their parsed notes pile up: 976 MB at 100,000 notes under load, 346 quiet.
+_AHEAD_PER_WORKER = 4
+
 
 # What reading a file came to: parsed anew, the same bytes as stored, skipped with a
 # problem (too large, binary, unreadable), or gone since the walk saw it.
@@ -279,13 +284,17 @@ class _ParsePool:
 
     Each worker has a feeding thread (at most _IN_FLIGHT chunks ahead of its answers, so a
     slow chunk holds up one worker only) and a reading thread that always drains its
-    answers, so neither side of a pipe ever waits on the other."""
+    answers, so neither side of a pipe ever waits on the other. No chunk is handed out
+    more than ``ahead`` chunks past the one the writer takes next, so at most that many
+    chunks of parsed notes wait in memory, however slow the writer is."""
 
     def __init__(self, size: int, chunks: list[list[LoadJob]]) -> None:
         import threading  # deferred: on first use
 
         self.chunks = chunks
         self.next_chunk = 0
+        self.taken = 0  # chunks the writer has taken from answers(), in order
+        self.ahead = size * _AHEAD_PER_WORKER
         self.done: dict[int, list[LoadResult] | BaseException] = {}
         self.failure: str | None = None
         self.stopped = False
@@ -315,6 +324,7 @@ class _ParsePool:
                         f"a parse worker process died ({self.failure}); nothing was changed"
                     )
                 answer = self.done.pop(index)
+                self.taken = index + 1
                 self.changed.notify_all()
             if isinstance(answer, BaseException):
                 raise answer
@@ -326,7 +336,9 @@ class _ParsePool:
         try:
             while True:
                 with self.changed:
-                    while len(worker.sent) >= _IN_FLIGHT and not self.stopped:
+                    while not self.stopped and (
+                        len(worker.sent) >= _IN_FLIGHT or self.next_chunk - self.taken >= self.ahead
+                    ):
                         self.changed.wait()
                     if self.stopped or self.next_chunk == len(self.chunks):
                         return

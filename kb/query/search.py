@@ -132,15 +132,8 @@ def run_search(
     if not engine.is_ready():
         results.warning = "the search index is missing or behind the notes: run 'kb ingest'"
     pool = max(limit, POOL)
-    strict = engine.search(planned, pool)
     plain = _plain(reading)
-    titles = None if plain else _title_plan(reading, planned, fragments=False)
-    if titles is not None and len(strict) >= pool:
-        # kb ranks the notes whose title holds every word first, but by score some are past
-        # the pool (a common word in hundreds of titles): the engine's best of those join.
-        seen = {hit.note_id for hit in strict}
-        titled = engine.search(planned.kept_to(titles), pool)
-        strict += [hit for hit in titled if hit.note_id not in seen]
+    strict = _strict_hits(engine, planned, _title_plan(reading, planned, False), plain, pool)
     loose: list[EngineHit] = []
     if reading.relaxable and len(strict) < RELAX_BELOW:
         seen = {hit.note_id for hit in strict}
@@ -197,6 +190,21 @@ def run_search(
     if not results.hits:
         results.suggestion = _suggest(store, query)
     return results
+
+
+def _strict_hits(
+    engine: SearchEngine, planned: QueryPlan, titles: Text | None, plain: bool, pool: int
+) -> list[EngineHit]:
+    """The engine's best ``pool`` matches. kb ranks the notes whose title holds every word
+    first, but by score some are past the pool (a common word in hundreds of titles): the
+    engine's best of those join, from the same pass over the matches."""
+    if plain or titles is None:
+        return engine.search(planned, pool)
+    strict, titled = engine.search_and_titled(planned, titles, pool)
+    if len(strict) >= pool:
+        seen = {hit.note_id for hit in strict}
+        strict += [hit for hit in titled if hit.note_id not in seen]
+    return strict
 
 
 def _relaxed(reading: Reading) -> Reading:
@@ -358,12 +366,9 @@ def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:
 
     words = [one_pattern(patterns) for patterns in forms]
 
-    found: dict[int, int] = {}
-    for note_id in ids:
-        row = store.notes.by_id(note_id)
-        if row is not None:
-            found[note_id] = pairs_apart((row.title, row.text or row.summary or ""), words)
-    return found
+    # One query for every candidate's title and text (not the code): 20-25% of the time.
+    texts = store.notes.titles_and_texts(ids)
+    return {note_id: pairs_apart(texts[note_id], words) for note_id in ids if note_id in texts}
 
 
 _OTHER_FORM = "\x00"  # marks a word held only by another form, named once the text is read
