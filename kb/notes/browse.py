@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
+from kb.links.resolve import LinkIndex, LinkToResolve, site_path, taxonomy_page
 from kb.parse.fences import code_lines
 from kb.parse.site_markup import SiteMarkup
-from kb.links.resolve import LinkIndex, LinkToResolve, site_path, taxonomy_page
 from kb.text import clean_text
 
 KB_SCHEME = "kb:"

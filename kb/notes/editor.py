@@ -16,13 +16,12 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
+from urllib.parse import quote, unquote
 
 from kb.links.resolve import NoteName, fold
 from kb.models import DEFAULT_TYPED_LINK_KEYS, Heading, Link
 from kb.notes.naming import fuzzy_scores
-from urllib.parse import unquote
 from kb.text import slugify
-from urllib.parse import quote, unquote
 
 # A fuzzy score (rapidfuzz WRatio) from which a name is offered as you type: above the
 # naming rule's "close" (55), which lets four letters match any name sharing two.
@@ -463,7 +462,6 @@ def heading_text_extent(line: str, heading: Heading) -> tuple[int, int] | None:
 
 def anchor_names_heading(anchor: str, heading: Heading) -> bool:
     """A link's anchor means this heading: its slug, or its text (a wikilink's way)."""
-
 
     wanted = unquote(anchor).strip().casefold()
     return wanted in (heading.slug.casefold(), heading.text.casefold()) or (

@@ -9,13 +9,17 @@ the store changes, the titles' pinyin for good (a title's pinyin never changes).
 
 from __future__ import annotations
 
+import posixpath
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
+from urllib.parse import unquote
 
+from kb.errors import UsageError
+from kb.links.resolve import fold
 from kb.notes.buffer import (
     Buffer,
     BufferProblem,
@@ -26,14 +30,10 @@ from kb.notes.buffer import (
     file_place,
     normalise,
     note_card,
+    parse_buffer,
     parse_text,
     read_buffer,
 )
-from kb.links.resolve import fold
-import posixpath
-from urllib.parse import unquote
-from kb.errors import UsageError
-from kb.notes.buffer import normalise, parse_buffer
 from kb.notes.editor import (
     anchor_extent,
     anchor_names_heading,
@@ -43,13 +43,12 @@ from kb.notes.editor import (
     placed_links,
     renamed_anchor,
 )
-from kb.links.resolve import fold
 
 if TYPE_CHECKING:
     from kb.config import Config
     from kb.links.check import Suggestions
-    from kb.links.resolve import LinkIndex, NoteName
     from kb.links.moving import MovePlan
+    from kb.links.resolve import LinkIndex, NoteName
     from kb.models import ParsedNote
     from kb.notes.editor import NameKeys, PlacedLink, RankedNote
     from kb.notes.name_index import NameIndex, PinyinSpeller

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 from kb.text import clean_line
 
 if TYPE_CHECKING:
-    from kb.store import Store
-    from kb.store import NoteText
+    from kb.store import NoteText, Store
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,8 +25,6 @@ from kb.notes.safe_paths import (
     refuse_outside,
 )
 from kb.notes.source import NoteSource, Written, front_matter_fields
-from kb.parse.decode import BinaryFile, decode_note
-from kb.text import clean_line
 from kb.notes.writing import (
     appended,
     check_version,
@@ -38,6 +36,8 @@ from kb.notes.writing import (
     utf8_text,
     write_if_unchanged,
 )
+from kb.parse.decode import BinaryFile, decode_note
+from kb.text import clean_line
 
 if TYPE_CHECKING:
     from kb.config import Config
@@ -117,7 +117,8 @@ class GuardedNotes:
 
     @functools.cached_property
     def _real_roots(self) -> list[tuple[str, str]]:
-        return [(str(root), os.path.join(root, "")) for root in real_roots(self._roots())]
+        # A root with its trailing separator, for a prefix test (a Path drops the separator).
+        return [(str(root), os.path.join(root, "")) for root in real_roots(self._roots())]  # noqa: PTH118
 
     def shown(self, path: str) -> bool:
         """Whether the stored note at ``path`` (as answers name it) may be named in an
@@ -145,8 +146,11 @@ class GuardedNotes:
         outgoing = []
         for link in found.outgoing:
             if link.path is not None and not self.shown(link.path):
-                link = replace(link, path=None, title=None, resolved=False, status="outside")
-            outgoing.append(link)
+                outgoing.append(
+                    replace(link, path=None, title=None, resolved=False, status="outside")
+                )
+            else:
+                outgoing.append(link)
         return replace(
             found,
             outgoing=outgoing,

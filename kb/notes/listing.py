@@ -12,10 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from kb.errors import UsageError
+from kb.errors import KbError, UsageError
 from kb.notes.facts import NoteFacts, read_facts
 from kb.text import clean_line
-from kb.errors import KbError
 
 if TYPE_CHECKING:
     from kb.store import ListedRow, Store

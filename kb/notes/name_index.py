@@ -22,8 +22,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from kb.notes.editor import FUZZY_OFFERED, NameKeys, RankedNote, fold_width
-from kb.notes.editor import name_keys
+from kb.notes.editor import FUZZY_OFFERED, NameKeys, RankedNote, fold_width, name_keys
 
 if TYPE_CHECKING:
     from kb.links.resolve import NoteName

@@ -83,6 +83,4 @@ def note_locks(index_dir: Path, notes: Iterable[Path], wait: float | None = None
 
 
 def _cannot_lock(exc: OSError, where: Path) -> str:
-    return (
-        f"cannot take kb's write lock ({os_error_message(exc, where)}); nothing was changed"
-    )
+    return f"cannot take kb's write lock ({os_error_message(exc, where)}); nothing was changed"

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from kb.notes.browse import display_markdown, external_url
 from kb.errors import KbError
+from kb.notes.browse import display_markdown, external_url
 from kb.notes.facts import NoteFacts, read_facts
 from kb.text import clean_line
 
