@@ -288,6 +288,8 @@ def stats(kb: KnowledgeBase) -> CallToolResult:
 def _listing(
     notes: list[Any], offset: int, limit: int, kind: str, shape: list[Any], what: str
 ) -> CallToolResult:
+    """A page of listed notes as text and data, with the cursor to the next page (recent
+    answers with one page only)."""
     page = notes[offset : offset + limit] if kind != "recent" else notes[:limit]
     pieces, shown = fitting(render.listed(n) for n in page)
     more = len(notes) > offset + shown and kind != "recent"
