@@ -1,5 +1,5 @@
 """The tools that find and read notes: search, read_note, list_notes, recent, tags and
-stats. Each is a thin call to the facade (through ``kb.guarded``, which keeps to the
+stats. Each is a thin call to the facade (through ``kb.notes.guarded``, which keeps to the
 notes roots); its docstring is the description a model chooses by, its annotated
 parameters the input schema."""
 

@@ -1,6 +1,6 @@
 """The tools that change notes, offered only by ``kb mcp --write``: new_note,
 append_to_note, replace_in_note and move_note. Each names the content_hash it read and
-goes through ``kb.guarded``, which takes kb's write lock on the note."""
+goes through ``kb.notes.guarded``, which takes kb's write lock on the note."""
 
 from __future__ import annotations
 
