@@ -252,26 +252,24 @@ def list_command(
     On a terminal a table (date, title, file); piped, one file a line, relative to this
     folder. Exit codes: 0 listed (even none), 1 no store yet, 2 usage.
     """
-    from kb.notes.listing import ListFilters, parse_date, parse_moment  # deferred: 8 modules more
+    from kb.notes.listing import parse_filters  # deferred: 8 modules more
 
     kb = open_kb(ctx, reads_notes=True)
-    filters = ListFilters(
+    filters = parse_filters(
+        lambda ref: kb.find_note(ref).id,
+        lambda name: "--" + name.replace("_", "-"),
         tags=tag,
         series=series,
         categories=category,
         paths=paths,
-        since=parse_date(since, "--since") if since else None,
-        until=parse_date(until, "--until") if until else None,
-        modified_since=parse_moment(modified_since, "--modified-since", end=False)
-        if modified_since
-        else None,
-        modified_until=parse_moment(modified_until, "--modified-until", end=True)
-        if modified_until
-        else None,
+        since=since,
+        until=until,
+        modified_since=modified_since,
+        modified_until=modified_until,
         draft=draft,
         orphan=orphan,
-        linked_from=kb.find_note(linked_from).id if linked_from else None,
-        linking_to=kb.find_note(linking_to).id if linking_to else None,
+        linked_from=linked_from,
+        linking_to=linking_to,
     )
     notes = kb.list_notes(filters, " ".join(query) or None, sort, reverse, limit)
     _print_listed(kb, notes, output)

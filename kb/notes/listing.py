@@ -7,6 +7,7 @@ Pure over the store: the facade opens the reader and calls these; the CLI prints
 from __future__ import annotations
 
 import string
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -204,6 +205,51 @@ def _sort_key(sort: str) -> Any:
 
 def _iso(mtime_ns: int) -> str:
     return datetime.fromtimestamp(mtime_ns / 1e9, UTC).isoformat(timespec="seconds")
+
+
+def parse_filters(
+    note_id: Callable[[str], int],
+    named: Callable[[str], str] = str,
+    *,
+    tags: Iterable[str] = (),
+    series: Iterable[str] = (),
+    categories: Iterable[str] = (),
+    paths: Iterable[str] = (),
+    since: str | None = None,
+    until: str | None = None,
+    modified_since: str | None = None,
+    modified_until: str | None = None,
+    draft: bool | None = None,
+    orphan: bool = False,
+    linked_from: str | None = None,
+    linking_to: str | None = None,
+) -> ListFilters:
+    """``kb list``'s filters as a face receives them (``kb list``'s options, ``kb mcp``'s
+    list_notes arguments) read into ``ListFilters``: the dates checked, the two notes found
+    by ``note_id``. ``named`` spells a filter in an error as the face does (``since`` →
+    ``--since`` for the CLI); an empty string is no filter."""
+    return ListFilters(
+        tags=tuple(tags),
+        series=tuple(series),
+        categories=tuple(categories),
+        paths=tuple(paths),
+        since=parse_date(since, named("since")) if since else None,
+        until=parse_date(until, named("until")) if until else None,
+        modified_since=(
+            parse_moment(modified_since, named("modified_since"), end=False)
+            if modified_since
+            else None
+        ),
+        modified_until=(
+            parse_moment(modified_until, named("modified_until"), end=True)
+            if modified_until
+            else None
+        ),
+        draft=draft,
+        orphan=orphan,
+        linked_from=note_id(linked_from) if linked_from else None,
+        linking_to=note_id(linking_to) if linking_to else None,
+    )
 
 
 def parse_date(value: str, option: str) -> str:
