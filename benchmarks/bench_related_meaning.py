@@ -135,7 +135,7 @@ class NoteSimilarity:
     """Note-to-note similarity from the stored passage vectors."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
-        meaning = kb.meaning()
+        meaning = kb.by_meaning.configured()
         if meaning is None:
             raise SystemExit("meaning is off or its extra is not installed")
         self.embedder = meaning.embedder()
@@ -212,7 +212,7 @@ class Rankings:
         self.ids = {note.path: note.id for note in kb.note_choices()}
         self.paths = {note_id: path for path, note_id in self.ids.items()}
         self.folders = {r.name for r in kb.config.roots} | {r.path.name for r in kb.config.roots}
-        meaning = kb.meaning()
+        meaning = kb.by_meaning.configured()
         index = vector_index(kb._store, meaning.embedder()) if meaning else None
         self.index = index
 

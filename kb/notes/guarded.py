@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from kb.config import Config
     from kb.ingest.run import IngestStats
     from kb.links.connections import Connections, FileOf
+    from kb.links.moves import Moves
     from kb.links.moving import MovePlan
     from kb.notes.listing import NoteDetails
     from kb.notes.naming import NoteRef
@@ -70,9 +71,8 @@ class Notebook(Protocol):
     ) -> Connections: ...
     def note_details(self, note: NoteRef) -> NoteDetails: ...
     def ingest_file(self, path: Path) -> IngestStats: ...
-    def move(
-        self, note: NoteRef, new_path: str, check: Callable[[MovePlan], None] | None = None
-    ) -> tuple[MovePlan, IngestStats]: ...
+    @property
+    def moves(self) -> Moves: ...
 
 
 class GuardedNotes:
@@ -286,4 +286,4 @@ class GuardedNotes:
         check_version(source.file, source.file.read_bytes(), expected_hash)
         # kb mv reads NEW_PATH from the current folder; a caller means the notes root.
         tail = "/" if new_path.endswith("/") else ""
-        return book.move(source.note, str(book.notes_root / new_path) + tail, unchanged)
+        return book.moves.move(source.note, str(book.notes_root / new_path) + tail, unchanged)

@@ -420,7 +420,7 @@ async def test_rename_is_one_workspace_edit_with_the_file_rename(lsp: Session, h
         from_fs_path(str(target.with_name("softmax-stability.md"))),
     )
     with KnowledgeBase.open(home) as kb:
-        plan = kb.plan_move(
+        plan = kb.moves.plan(
             kb.find_note("engineering/softmax-numerics.md"),
             str(target.with_name("softmax-stability.md")),
         )
