@@ -26,10 +26,8 @@ if TYPE_CHECKING:
     from kb.engines.contract import EngineEntry, SearchEngine
     from kb.ingest.changes import NoteChanges
     from kb.ingest.run import IngestStats, ProgressCallback
-    from kb.links.check import CheckProblem
-    from kb.links.connections import Connections, FileOf, Mention, Related
-    from kb.links.graph import Graph
     from kb.links.moves import Moves
+    from kb.links.note_links import NoteLinks
     from kb.links.resolve import LinkIndex
     from kb.locations import InitResult
     from kb.meaning.by_meaning import ByMeaning
@@ -71,8 +69,7 @@ class KnowledgeBase:
         self._readers: weakref.WeakSet[_Reader] = weakref.WeakSet()
         self._glossary: Glossary | None = None
         self._epoch = 0  # bumped when every thread must reopen its reader (a store rebuilt)
-        self._lock = threading.Lock()  # guards the shared caches below and _readers
-        self._related_cache: dict[tuple[int, int, int, int], list[Related]] = {}
+        self._lock = threading.Lock()  # guards _readers and _epoch
 
     @classmethod
     def open(cls, home: Path | str | None = None, cwd: Path | None = None) -> KnowledgeBase:
@@ -313,7 +310,7 @@ class KnowledgeBase:
             settings.store_path, query, settings.sql_time_limit, settings.sql_max_rows
         )
 
-    # -- connections ------------------------------------------------------------------
+    # -- naming notes (a note's links are the part `links`, below) --------------------
 
     @_store_errors
     def find_note(self, ref: str, cwd: Path | None = None) -> NoteRef:
@@ -328,81 +325,6 @@ class KnowledgeBase:
         from kb.notes.naming import note_ref  # deferred: 2 modules more
 
         return note_ref(self._store, note_id)
-
-    @_store_errors
-    def connections(
-        self, note: NoteRef, related_limit: int = 10, file_of: FileOf | None = None
-    ) -> Connections:
-        """Outgoing links, backlinks, unlinked mentions and related notes of one note; the
-        lines around links and mentions are read from the files ``file_of`` gives (a
-        note's file by default; None: not read)."""
-        from kb.links.connections import Connections, backlinks, outgoing  # deferred: on first use
-
-        reader = file_of or self.note_file
-        return Connections(
-            note,
-            outgoing=outgoing(self._store, note.id),
-            backlinks=backlinks(self._store, note.id, reader),
-            mentions=self.mentions(note.id, reader),
-            related=self.related(note.id, related_limit),
-        )
-
-    @_store_errors
-    def mentions(self, note_id: int, file_of: FileOf | None = None) -> list[Mention]:
-        from kb.links.mentions import mentions  # deferred: 5 modules more
-
-        return mentions(
-            self._store,
-            self.engine(),
-            note_id,
-            file_of or self.note_file,
-            self._mention_terms(note_id),
-            self.config.mention_ignore,
-        )
-
-    @_store_errors
-    def related(self, note_id: int, limit: int = 10) -> list[Related]:
-        """Related notes with reasons; cached until the store changes."""
-        from kb.links.related import related  # deferred: 4 modules more
-
-        store = self._store
-        key = (note_id, limit, store.generation, store.vectors.stamp())
-        with self._lock:
-            found = self._related_cache.get(key)
-        if found is None:
-            folders = {r.name for r in self.config.roots} | {r.path.name for r in self.config.roots}
-            found = related(store, self.engine(), note_id, limit, self.by_meaning.near(), folders)
-            with self._lock:
-                self._related_cache[key] = found
-        return found
-
-    @_store_errors
-    def check(self) -> list[CheckProblem]:
-        from kb.links.check import check  # deferred: 3 modules more
-
-        return check(self._store)
-
-    @_store_errors
-    def graph(self, with_mentions: bool = False, with_related: bool = False) -> Graph:
-        """The link graph; mentions and related notes on request (they cost a query each)."""
-        from kb.links.graph import link_graph  # deferred: on first use
-
-        return link_graph(
-            self._store,
-            mentions=self.mentions if with_mentions else None,
-            related=(lambda note_id: self.related(note_id, 3)) if with_related else None,
-        )
-
-    def _mention_terms(self, note_id: int) -> list[str]:
-        """Configured terms (``mention_terms`` in kb.yaml) that name this note."""
-        terms = []
-        for term, ref in self.config.mention_terms.items():
-            try:
-                if self.find_note(ref, cwd=self.home).id == note_id:
-                    terms.append(term)
-            except KbError:
-                continue
-        return terms
 
     # -- browsing (what the TUI shows) -----------------------------------------------
 
@@ -480,10 +402,10 @@ class KnowledgeBase:
 
     def _reset_readers(self) -> None:
         """Every thread opens its reader again on its next read; a thread closes its own
-        old one then, so a read under way in another thread is never cut off."""
+        old one then, so a read under way in another thread is never cut off. The parts
+        that keep answers (``links``'s related notes) drop them on the new epoch."""
         with self._lock:
             self._epoch += 1
-            self._related_cache.clear()
 
     def close(self) -> None:
         """Close every thread's reader (call it when no thread reads any more)."""
@@ -563,6 +485,18 @@ class KnowledgeBase:
     # -- the facade's named parts ----------------------------------------------------------
     # Each answers one concern's questions (in its own module, out of every other command's
     # start), each call's database errors told as StoreErrors.
+
+    @functools.cached_property
+    def links(self) -> NoteLinks:
+        """A note's links (kb/links/note_links.py): ``connections``, ``mentions``,
+        ``related``, ``check``, ``graph``."""
+        from kb.links.note_links import NoteLinks  # deferred: only the link commands ask
+
+        links = NoteLinks(
+            self.config, lambda: self._store, self.engine, lambda: self._epoch,
+            self.note_file, self.find_note, self.by_meaning.near,
+        )  # fmt: skip
+        return telling_store_errors(links, self.config.store_path)
 
     @functools.cached_property
     def moves(self) -> Moves:

@@ -42,9 +42,10 @@ from kb.text import clean_line
 if TYPE_CHECKING:
     from kb.config import Config
     from kb.ingest.run import IngestStats
-    from kb.links.connections import Connections, FileOf
+    from kb.links.connections import Connections
     from kb.links.moves import Moves
     from kb.links.moving import MovePlan
+    from kb.links.note_links import NoteLinks
     from kb.notes.listing import NoteDetails
     from kb.notes.naming import NoteRef
     from kb.notes.views import NoteChoice, TagNode
@@ -66,9 +67,8 @@ class Notebook(Protocol):
     def note_choices(self) -> list[NoteChoice]: ...
     def generation(self) -> int: ...
     def tag_counts(self, sort: str = "count") -> list[tuple[str, int]]: ...
-    def connections(
-        self, note: NoteRef, related_limit: int = 10, file_of: FileOf | None = None
-    ) -> Connections: ...
+    @property
+    def links(self) -> NoteLinks: ...
     def note_details(self, note: NoteRef) -> NoteDetails: ...
     def ingest_file(self, path: Path) -> IngestStats: ...
     @property
@@ -142,7 +142,7 @@ class GuardedNotes:
         when its file lies inside the roots, and read only then."""
         from dataclasses import replace  # deferred: on first use
 
-        found = self._notebook.connections(note, related_limit, self.confined_file)
+        found = self._notebook.links.connections(note, related_limit, self.confined_file)
         outgoing = []
         for link in found.outgoing:
             if link.path is not None and not self.shown(link.path):

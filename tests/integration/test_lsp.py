@@ -284,7 +284,8 @@ async def test_references_of_a_note_are_its_backlinks(lsp: Session, home: Path) 
     assert found
     with KnowledgeBase.open(home) as kb:
         expected = {
-            b.path for b in kb.connections(kb.find_note("engineering/redis-study.md")).backlinks
+            b.path
+            for b in kb.links.connections(kb.find_note("engineering/redis-study.md")).backlinks
         }
     files = {Path(str(loc.uri).removeprefix("file://")) for loc in found}
     got = {f.relative_to(home / "notes").as_posix() for f in files}
