@@ -510,7 +510,7 @@ class KnowledgeBase:
     def by_meaning(self) -> ByMeaning:
         """Search by meaning (kb/meaning/by_meaning.py): the ``configured`` meaning or
         None, its ``status``, the model's ``scores`` for a text, the notes ``near`` one."""
-        from kb.meaning.by_meaning import ByMeaning  # deferred: loads no more than it
+        from kb.meaning.by_meaning import ByMeaning  # deferred: search, kb info, related ask
 
         return telling_store_errors(
             ByMeaning(self.config, lambda: self._store), self.config.store_path
