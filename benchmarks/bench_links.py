@@ -246,7 +246,7 @@ def timed(call: Any, *args: Any) -> tuple[float, Any]:
 
 
 def measure_warm(kb: Any, sampled: int, result: SizeResult) -> None:
-    """related() without any cache and kb.mentions() over every k-th note, after a warm-up."""
+    """related() without any cache and kb.links.mentions() over every k-th note, after a warm-up."""
     from kb.links.related import related
 
     def uncached(note_id: int) -> list[Any]:
@@ -257,7 +257,7 @@ def measure_warm(kb: Any, sampled: int, result: SizeResult) -> None:
     found: dict[int, tuple[list[Any], list[Any]]] = {}
     for note_id, path in picked:  # untimed: opens the store, warms SQLite's page cache
         try:
-            found[note_id] = (uncached(note_id), kb.mentions(note_id))
+            found[note_id] = (uncached(note_id), kb.links.mentions(note_id))
         except Exception as error:  # a crash inside kb: no figure is worth reporting
             raise BenchError(
                 f"related/mentions of {path} raised {type(error).__name__}: {error}"
@@ -267,7 +267,7 @@ def measure_warm(kb: Any, sampled: int, result: SizeResult) -> None:
     for _ in range(WARM_ROUNDS):
         for note_id, _path in picked:
             seconds[note_id][0].append(timed(uncached, note_id)[0])
-            seconds[note_id][1].append(timed(kb.mentions, note_id)[0])
+            seconds[note_id][1].append(timed(kb.links.mentions, note_id)[0])
     result.timings = [
         NoteTiming(
             path,
@@ -278,11 +278,11 @@ def measure_warm(kb: Any, sampled: int, result: SizeResult) -> None:
         )
         for note_id, path in picked
     ]
-    # kb.related() as the TUI calls it: the first call fills the cache, the second is timed.
+    # kb.links.related() as the TUI calls it: the first call fills the cache, the second is timed.
     for note_id, path in picked:
-        if kb.related(note_id) != found[note_id][0]:
-            result.warnings.append(f"kb.related() differs from related() for {path}")
-        result.cached_related_seconds.append(timed(kb.related, note_id)[0])
+        if kb.links.related(note_id) != found[note_id][0]:
+            result.warnings.append(f"kb.links.related() differs from related() for {path}")
+        result.cached_related_seconds.append(timed(kb.links.related, note_id)[0])
     empty = sum(1 for t in result.timings if not t.related)
     if empty > len(picked) // 2:
         result.warnings.append(f"{empty} of {len(picked)} sampled notes have no related notes")
@@ -310,7 +310,12 @@ def warm_rows(result: SizeResult) -> list[Row]:
             passed=p95 < GOAL_RELATED_P95_SECONDS,
         ),
         Row("related_max", f"related, warm uncached: max of {count}", max(related)),
-        Row("related_cached", f"kb.related() cached: median of {count}", cached, note="context"),
+        Row(
+            "related_cached",
+            f"kb.links.related() cached: median of {count}",
+            cached,
+            note="context",
+        ),
         Row("mentions_median", f"mentions, warm: median of {count}", statistics.median(mentions)),
         Row("mentions_p95", f"mentions, warm: p95 of {count}", percentile(mentions, 95)),
         Row("mentions_max", f"mentions, warm: max of {count}", max(mentions)),

@@ -65,7 +65,7 @@ def mention_quality(kb: KnowledgeBase, judged: list[dict]) -> dict[str, object]:
     truth = {(j["source"], j["target"]): j["mention"] for j in judged}
     found = set()
     for note in kb.note_choices():
-        for mention in kb.mentions(note.id):
+        for mention in kb.links.mentions(note.id):
             found.add((mention.path, note.path))
     right = {pair for pair in found if truth.get(pair)}
     wrong = sorted(pair for pair in found if truth.get(pair) is False)
@@ -85,7 +85,7 @@ def mention_quality(kb: KnowledgeBase, judged: list[dict]) -> dict[str, object]:
 
 def related_quality(kb: KnowledgeBase) -> dict[str, object]:
     def top(path: str) -> list[str]:
-        return [r.path for r in kb.related(kb.find_note(path).id, 5)]
+        return [r.path for r in kb.links.related(kb.find_note(path).id, 5)]
 
     pairs = lecture_posts()
     forward = [p for p in pairs if p[1] in top(p[0])]

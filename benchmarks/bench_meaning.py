@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
     embedded, embed_wall, embed_cpu = timed(kb.ingest)
     from kb.meaning.index import VectorIndex, vector_index
 
-    meaning = kb.meaning()
+    meaning = kb.by_meaning.configured()
     assert meaning is not None, "the semantic extra is not installed"
     embedder = meaning.embedder()
     store = kb._store  # the benchmark reads the store's counts directly

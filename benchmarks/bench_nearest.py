@@ -53,7 +53,7 @@ def measure(kb_dir: Path, repeat: int) -> dict[str, Any]:
     kb = open_kb(kb_dir)
     from kb.meaning.index import VectorIndex, candidate_count
 
-    meaning = kb.meaning()
+    meaning = kb.by_meaning.configured()
     if meaning is None:
         raise SystemExit(f"{kb_dir}: meaning is off or the semantic extra is not installed")
     embedder = meaning.embedder()

@@ -13,7 +13,7 @@ Related notes, four ways, in one run:
 - meaning: other notes by meaning alone, ranked by the whole notes' similarity (the
   cosine of their mean passage vectors: ``meaning-note``) or by their nearest pair of
   passages (``meaning-pair``);
-- combined: ``kb.related`` with meaning on, as it ships.
+- combined: ``kb.links.related`` with meaning on, as it ships.
 
 Judged pairs. benchmarks/links_quality/related.json holds pairs judged by reading the notes
 cut to their first 600 characters of body (benchmarks/short_notes.py; written before any
@@ -135,7 +135,7 @@ class NoteSimilarity:
     """Note-to-note similarity from the stored passage vectors."""
 
     def __init__(self, kb: KnowledgeBase) -> None:
-        meaning = kb.meaning()
+        meaning = kb.by_meaning.configured()
         if meaning is None:
             raise SystemExit("meaning is off or its extra is not installed")
         self.embedder = meaning.embedder()
@@ -212,7 +212,7 @@ class Rankings:
         self.ids = {note.path: note.id for note in kb.note_choices()}
         self.paths = {note_id: path for path, note_id in self.ids.items()}
         self.folders = {r.name for r in kb.config.roots} | {r.path.name for r in kb.config.roots}
-        meaning = kb.meaning()
+        meaning = kb.by_meaning.configured()
         index = vector_index(kb._store, meaning.embedder()) if meaning else None
         self.index = index
 
@@ -374,7 +374,7 @@ def mention_quality(
     titles = {note.path: note.title for note in kb_links.note_choices()}
     reported = set()
     for note in kb_links.note_choices():
-        for mention in kb_links.mentions(note.id):
+        for mention in kb_links.links.mentions(note.id):
             reported.add((mention.path, note.path))
     rows = []
     for pair in judged:

@@ -347,13 +347,18 @@ def kb_in_process(
             return Ranking(error=f"crash: {type(error).__name__}: {error}")
         return Ranking([hit.path for hit in results.hits])
 
+    # kb.by_meaning.scores since the facade names its parts, kb.meaning_scores before it
+    # (--at REV); a kb from before the fusion has neither.
+    part = getattr(kb, "by_meaning", None)
+    meaning_scores = part.scores if part is not None else getattr(kb, "meaning_scores", None)
+
     def features(text: str) -> QueryFeatures | None:
         """What kb's ranking of ``text`` is made of (relevance_fit.py); None without
         meaning or for a refused query."""
-        if not hasattr(kb, "meaning_scores"):  # a kb from before the fusion (--at REV)
+        if meaning_scores is None:
             return None
         try:
-            scores = kb.meaning_scores(text)
+            scores = meaning_scores(text)
             if scores is None:
                 return None
             words = kb.search(text, limit=POOL, lexical=True)
@@ -377,7 +382,7 @@ def kb_in_process(
 
         totals: dict[str, float] = {}
         for question in BACKGROUND:
-            found = kb.meaning_scores(question)
+            found = meaning_scores(question) if meaning_scores is not None else None
             if found is None:
                 return {}
             for path, (passage, _) in found[1].items():

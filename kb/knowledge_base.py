@@ -7,7 +7,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar, cast
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from kb.config import CONFIG_NAME, Config, load_config
 from kb.errors import KbError, UsageError
@@ -19,21 +19,18 @@ from kb.locations import (
     shown_file,
     shown_note_path,
 )
-from kb.store import Store, store_errors
+from kb.store import Store, store_errors, telling_store_errors
 from kb.store.names import StoreLinkIndex
 
 if TYPE_CHECKING:
     from kb.engines.contract import EngineEntry, SearchEngine
     from kb.ingest.changes import NoteChanges
     from kb.ingest.run import IngestStats, ProgressCallback
-    from kb.links.check import CheckProblem
-    from kb.links.connections import Connections, FileOf, Mention, Related
-    from kb.links.graph import Graph
-    from kb.links.moving import MovePlan
-    from kb.links.related import NearInMeaning
+    from kb.links.moves import Moves
+    from kb.links.note_links import NoteLinks
     from kb.links.resolve import LinkIndex
     from kb.locations import InitResult
-    from kb.meaning.hybrid import Meaning, MeaningStatus
+    from kb.meaning.by_meaning import ByMeaning
     from kb.notes.browse import Follow
     from kb.notes.editor_answers import EditorAnswers
     from kb.notes.guarded import GuardedNotes
@@ -46,7 +43,6 @@ if TYPE_CHECKING:
 
 P = ParamSpec("P")
 R = TypeVar("R")
-T = TypeVar("T")
 
 
 def _store_errors(
@@ -73,8 +69,7 @@ class KnowledgeBase:
         self._readers: weakref.WeakSet[_Reader] = weakref.WeakSet()
         self._glossary: Glossary | None = None
         self._epoch = 0  # bumped when every thread must reopen its reader (a store rebuilt)
-        self._lock = threading.Lock()  # guards the shared caches below and _readers
-        self._related_cache: dict[tuple[int, int, int, int], list[Related]] = {}
+        self._lock = threading.Lock()  # guards _readers and _epoch
 
     @classmethod
     def open(cls, home: Path | str | None = None, cwd: Path | None = None) -> KnowledgeBase:
@@ -223,45 +218,9 @@ class KnowledgeBase:
             prefix_last=prefix,
             exact=exact,
             glossary=None if exact else self.glossary(),
-            meaning=None if exact or lexical or prefix else self.meaning(),
+            meaning=None if exact or lexical or prefix else self.by_meaning.configured(),
             explain=explain,
         )
-
-    @_store_errors
-    def meaning_scores(self, text: str) -> tuple[float, dict[str, tuple[float, float]]] | None:
-        """What the model alone says of every note for ``text``: the corpus's floor and,
-        by note path, the cosine of its best passage and of the whole note; None when
-        meaning is off or the notes are not embedded by this model. For benchmarks and
-        for comparing with a search (the ranking itself is ``search``)."""
-        meaning = self.meaning()
-        store = self._store
-        if meaning is None or not store.vectors.exist():
-            return None
-        from kb.meaning.hybrid import nearest_notes  # deferred: loads numpy
-
-        found = nearest_notes(meaning, store, text)
-        if found is None:
-            return None
-        floor, evidence = found
-        paths = store.notes.paths()
-        return floor, {paths[i]: evidence[i] for i in evidence if i in paths}
-
-    def meaning_status(self) -> MeaningStatus:
-        """Whether search by meaning is on, with which model, how many notes and passages
-        are embedded and how many wait (kb info, kb stats); loads no model."""
-        from kb.meaning.hybrid import meaning_status  # deferred: only kb info/stats ask
-
-        if not self.config.store_path.exists():
-            return meaning_status(self.config.raw, None)
-        with store_errors(self.config.store_path):
-            return meaning_status(self.config.raw, self._store)
-
-    def meaning(self) -> Meaning | None:
-        """Search by meaning as kb.yaml's ``semantic:`` sets it (kb/meaning), or None: off,
-        or its package not installed. Finding that out imports no numpy."""
-        from kb.meaning.hybrid import configured_meaning  # deferred: only search asks
-
-        return configured_meaning(self.config.raw)
 
     def glossary(self) -> Glossary:
         """The shipped Chinese↔English glossary with kb.yaml's ``synonyms:``, loaded once."""
@@ -329,60 +288,7 @@ class KnowledgeBase:
             raise KbError(f"{note.path} is no longer in the store")
         return note_details(self._store, note.id, self.note_file(row.root, row.rel))
 
-    # -- kb mv ----------------------------------------------------------------------------
-
-    @_store_errors
-    def plan_move(self, note: NoteRef, new_path: str) -> MovePlan:
-        """What moving ``note`` to ``new_path`` changes: the new bytes of every file that
-        links to it (and of the note, for its own relative links), and the links left as
-        they are. Reads the store and the files; writes nothing."""
-        from kb.links.moving import plan_move  # deferred: on first use
-
-        return plan_move(self._store, self.config, note, new_path)
-
-    def move(
-        self,
-        note: NoteRef,
-        new_path: str,
-        check: Callable[[MovePlan], None] | None = None,
-        moved: Callable[[MovePlan], None] | None = None,
-    ) -> tuple[MovePlan, IngestStats]:
-        """Move ``note`` to ``new_path`` and rewrite every link to it, as one transaction
-        (``kb.links.move_transaction``), then ingest. The store is brought up to date first, so
-        the plan reads the links as the files hold them; every file the move writes is
-        under kb's write lock (``kb.notes.note_lock``) while it is written, after
-        ``check`` (if given) has seen the plan. ``moved`` is told the plan as soon as the
-        files are moved, before the last ingest (which Ctrl-C may stop)."""
-        # deferred: 5 modules more
-        from kb.links.move_transaction import FileChange, move_lock, run_move
-        from kb.notes.note_lock import note_locks  # deferred: on first use
-
-        with move_lock(self.config.index_dir):
-            self.ingest()
-            note = self._same_note(note)
-            plan = self.plan_move(note, new_path)
-            changes = [FileChange(f.path, f.before, f.after) for f in plan.files]
-            written = [plan.source, plan.destination, *(f.path for f in plan.files)]
-            with note_locks(self.config.index_dir, written):
-                if check is not None:
-                    check(plan)
-                run_move(self.config.move_journal, plan.source, plan.destination, changes)
-            if moved is not None:
-                moved(plan)
-        return plan, self.ingest()
-
-    def _same_note(self, note: NoteRef) -> NoteRef:
-        """``note`` as the store holds it now: an ingest that started over (the knowledge
-        base moved to another folder, a setting changed) gives every note a new id."""
-        from kb.notes.naming import note_ref  # deferred: 2 modules more
-
-        row = self._store.notes.by_id(note.id)
-        if row is not None and row.path == note.path:
-            return note
-        found = self._store.notes.by_path(note.path) if note.path else None
-        if found is None:
-            raise KbError(f"{note.path} is no longer in the store; run 'kb ingest'")
-        return note_ref(self._store, found.id)
+    # -- kb mv: planning and moving are the part `moves`, below ----------------------------
 
     def finish_interrupted_move(self) -> str | None:
         """Finish or undo a ``kb mv`` a kill interrupted (every file wholly before or
@@ -404,7 +310,7 @@ class KnowledgeBase:
             settings.store_path, query, settings.sql_time_limit, settings.sql_max_rows
         )
 
-    # -- connections ------------------------------------------------------------------
+    # -- naming notes (a note's links are the part `links`, below) --------------------
 
     @_store_errors
     def find_note(self, ref: str, cwd: Path | None = None) -> NoteRef:
@@ -419,101 +325,6 @@ class KnowledgeBase:
         from kb.notes.naming import note_ref  # deferred: 2 modules more
 
         return note_ref(self._store, note_id)
-
-    @_store_errors
-    def connections(
-        self, note: NoteRef, related_limit: int = 10, file_of: FileOf | None = None
-    ) -> Connections:
-        """Outgoing links, backlinks, unlinked mentions and related notes of one note; the
-        lines around links and mentions are read from the files ``file_of`` gives (a
-        note's file by default; None: not read)."""
-        from kb.links.connections import Connections, backlinks, outgoing  # deferred: on first use
-
-        reader = file_of or self.note_file
-        return Connections(
-            note,
-            outgoing=outgoing(self._store, note.id),
-            backlinks=backlinks(self._store, note.id, reader),
-            mentions=self.mentions(note.id, reader),
-            related=self.related(note.id, related_limit),
-        )
-
-    @_store_errors
-    def mentions(self, note_id: int, file_of: FileOf | None = None) -> list[Mention]:
-        from kb.links.mentions import mentions  # deferred: 5 modules more
-
-        return mentions(
-            self._store,
-            self.engine(),
-            note_id,
-            file_of or self.note_file,
-            self._mention_terms(note_id),
-            self.config.mention_ignore,
-        )
-
-    @_store_errors
-    def related(self, note_id: int, limit: int = 10) -> list[Related]:
-        """Related notes with reasons; cached until the store changes."""
-        from kb.links.related import related  # deferred: 4 modules more
-
-        store = self._store
-        key = (note_id, limit, store.generation, store.vectors.stamp())
-        with self._lock:
-            found = self._related_cache.get(key)
-        if found is None:
-            folders = {r.name for r in self.config.roots} | {r.path.name for r in self.config.roots}
-            found = related(store, self.engine(), note_id, limit, self._near_in_meaning(), folders)
-            with self._lock:
-                self._related_cache[key] = found
-        return found
-
-    def _near_in_meaning(self) -> NearInMeaning | None:
-        """The notes near a note in meaning, when meaning is on and the store holds this
-        embedder's vectors; else None (related notes from the other evidence alone)."""
-        meaning = self.meaning()
-        if meaning is None or not self._store.vectors.exist():
-            return None
-        from kb.meaning.embedder import EmbedderError  # deferred: loaded by meaning() above
-
-        try:
-            embedder = meaning.embedder()
-        except EmbedderError:
-            return None
-        from kb.meaning.index import vector_index  # deferred: numpy, only with meaning on
-        from kb.meaning.neighbours import neighbourhood  # deferred: numpy, as above
-
-        index = vector_index(self._store, embedder)
-        if index is None:  # another model's vectors: kb ingest embeds again
-            return None
-        return lambda note_id, count, hubness: neighbourhood(index, note_id, count, hubness)
-
-    @_store_errors
-    def check(self) -> list[CheckProblem]:
-        from kb.links.check import check  # deferred: 3 modules more
-
-        return check(self._store)
-
-    @_store_errors
-    def graph(self, with_mentions: bool = False, with_related: bool = False) -> Graph:
-        """The link graph; mentions and related notes on request (they cost a query each)."""
-        from kb.links.graph import link_graph  # deferred: on first use
-
-        return link_graph(
-            self._store,
-            mentions=self.mentions if with_mentions else None,
-            related=(lambda note_id: self.related(note_id, 3)) if with_related else None,
-        )
-
-    def _mention_terms(self, note_id: int) -> list[str]:
-        """Configured terms (``mention_terms`` in kb.yaml) that name this note."""
-        terms = []
-        for term, ref in self.config.mention_terms.items():
-            try:
-                if self.find_note(ref, cwd=self.home).id == note_id:
-                    terms.append(term)
-            except KbError:
-                continue
-        return terms
 
     # -- browsing (what the TUI shows) -----------------------------------------------
 
@@ -591,10 +402,10 @@ class KnowledgeBase:
 
     def _reset_readers(self) -> None:
         """Every thread opens its reader again on its next read; a thread closes its own
-        old one then, so a read under way in another thread is never cut off."""
+        old one then, so a read under way in another thread is never cut off. The parts
+        that keep answers (``links``'s related notes) drop them on the new epoch."""
         with self._lock:
             self._epoch += 1
-            self._related_cache.clear()
 
     def close(self) -> None:
         """Close every thread's reader (call it when no thread reads any more)."""
@@ -671,9 +482,39 @@ class KnowledgeBase:
 
         return note_choices(self._store)
 
-    # -- for kb mcp and kb lsp: two parts of the facade, named --------------------------
-    # Each server asks many small questions; its part answers them (in its own module, out
-    # of every other command's start), each call's database errors told as StoreErrors.
+    # -- the facade's named parts ----------------------------------------------------------
+    # Each answers one concern's questions (in its own module, out of every other command's
+    # start), each call's database errors told as StoreErrors.
+
+    @functools.cached_property
+    def links(self) -> NoteLinks:
+        """A note's links (kb/links/note_links.py): ``connections``, ``mentions``,
+        ``related``, ``check``, ``graph``."""
+        from kb.links.note_links import NoteLinks  # deferred: only the link commands ask
+
+        links = NoteLinks(
+            self.config, lambda: self._store, self.engine, lambda: self._epoch,
+            self.note_file, self.find_note, self.by_meaning.near,
+        )  # fmt: skip
+        return telling_store_errors(links, self.config.store_path)
+
+    @functools.cached_property
+    def moves(self) -> Moves:
+        """kb mv (kb/links/moves.py): ``plan`` what a move changes, ``move`` a note."""
+        from kb.links.moves import Moves  # deferred: only kb mv and the servers move
+
+        moves = Moves(self.config, lambda: self._store, self.ingest)
+        return telling_store_errors(moves, self.config.store_path)
+
+    @functools.cached_property
+    def by_meaning(self) -> ByMeaning:
+        """Search by meaning (kb/meaning/by_meaning.py): the ``configured`` meaning or
+        None, its ``status``, the model's ``scores`` for a text, the notes ``near`` one."""
+        from kb.meaning.by_meaning import ByMeaning  # deferred: search, kb info, related ask
+
+        return telling_store_errors(
+            ByMeaning(self.config, lambda: self._store), self.config.store_path
+        )
 
     @functools.cached_property
     def guarded(self) -> GuardedNotes:
@@ -682,7 +523,7 @@ class KnowledgeBase:
         (kb/notes/guarded.py)."""
         from kb.notes.guarded import GuardedNotes  # deferred: only kb mcp asks
 
-        return _telling_store_errors(GuardedNotes(self), self.config.store_path)
+        return telling_store_errors(GuardedNotes(self), self.config.store_path)
 
     @functools.cached_property
     def editor(self) -> EditorAnswers:
@@ -695,32 +536,12 @@ class KnowledgeBase:
             self.config, lambda: self._store, lambda: self._epoch, self._link_index,
             self.note_ref, self.note_file,
         )  # fmt: skip
-        return _telling_store_errors(answers, self.config.store_path)
+        return telling_store_errors(answers, self.config.store_path)
 
     def stored_file(self, note_id: int) -> Path | None:
         """The file of a stored note, or None when the store no longer holds it."""
         row = self._store.notes.by_id(note_id)
         return None if row is None else self.note_file(row.root, row.rel)
-
-
-def _telling_store_errors(part: T, store_path: Path) -> T:
-    """``part`` with each method call's database errors turned into StoreErrors that tell
-    their cause, as ``_store_errors`` does for the facade's own methods."""
-
-    class Telling:
-        def __getattr__(self, name: str) -> object:
-            found = getattr(part, name)
-            if not callable(found):
-                return found
-
-            @functools.wraps(found)
-            def call(*args: object, **kwargs: object) -> object:
-                with store_errors(store_path):
-                    return found(*args, **kwargs)
-
-            return call
-
-    return cast(T, Telling())
 
 
 class _Reader:

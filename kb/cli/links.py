@@ -43,7 +43,7 @@ def links(ctx: click.Context, note: str, as_json: bool, related_limit: int) -> N
     Exit codes: 0 shown, 1 no store yet, 2 NOTE matches no note or several.
     """
     kb = open_kb(ctx, reads_notes=True)
-    found = kb.connections(kb.find_note(note), related_limit=related_limit)
+    found = kb.links.connections(kb.find_note(note), related_limit=related_limit)
     if as_json:
         from kb.text import json_text  # deferred: on first use
 
@@ -182,7 +182,7 @@ def check(ctx: click.Context, as_json: bool) -> None:
     from kb.text import json_text, one_line  # deferred: on first use
 
     kb = open_kb(ctx, reads_notes=True)
-    problems = kb.check()
+    problems = kb.links.check()
     if as_json:
         click.echo(json_text([asdict(p) for p in problems], indent=2))
     else:
@@ -236,5 +236,5 @@ def graph(ctx: click.Context, fmt: str, with_mentions: bool, with_related: bool)
     from kb.links.graph import render  # deferred: 5 modules more
 
     kb = open_kb(ctx, reads_notes=True)
-    for piece in render(kb.graph(with_mentions, with_related), fmt):  # never all at once
+    for piece in render(kb.links.graph(with_mentions, with_related), fmt):  # never all at once
         click.echo(piece, nl=False)

@@ -364,7 +364,7 @@ def stats(ctx: click.Context, as_json: bool) -> None:
 
     kb = open_kb(ctx, reads_notes=True)
     found = kb.stats()
-    meaning = kb.meaning_status()
+    meaning = kb.by_meaning.status()
     if as_json:
         click.echo(json_text({**found._asdict(), "meaning": meaning.as_json()}, indent=2))
         return
@@ -426,7 +426,7 @@ def info(ctx: click.Context, as_json: bool) -> None:
         "store": str(kb.config.store_path),
         "store_exists": kb.config.store_path.exists(),
         "engine": engine,
-        "meaning": kb.meaning_status().as_json(),
+        "meaning": kb.by_meaning.status().as_json(),
         "config": str(config_file) if config_file.is_file() else None,
         "kb_version": __version__,
         "python": f"{platform.python_version()} ({sys.executable})",
@@ -440,7 +440,7 @@ def info(ctx: click.Context, as_json: bool) -> None:
     store_note = "" if facts["store_exists"] else " (not made yet: run 'kb ingest')"
     click.echo(f"store:          {one_line(facts['store'])}{store_note}")
     click.echo(f"engine:         {engine}")
-    click.echo(f"meaning:        {one_line(kb.meaning_status().summary())}")
+    click.echo(f"meaning:        {one_line(kb.by_meaning.status().summary())}")
     click.echo(f"config:         {one_line(facts['config'] or 'none (defaults)')}")
     click.echo(f"kb:             {__version__}")
     click.echo(f"python:         {facts['python']}")

@@ -172,12 +172,12 @@ def mv(ctx: click.Context, note: str, new_path: str, dry_run: bool) -> None:
     # a note's path there when run from elsewhere: both are taken.
     new_path = _meant_destination(kb, new_path) or new_path
     if dry_run:
-        plan = kb.plan_move(found, new_path)
+        plan = kb.moves.plan(found, new_path)
     else:
         stop_on_signals()  # SIGTERM and SIGHUP put every file back, as Ctrl-C does
         done: list[tuple[Path, Path]] = []
         try:
-            plan, stats = kb.move(
+            plan, stats = kb.moves.move(
                 found, new_path, moved=lambda plan: done.append((plan.source, plan.destination))
             )
         except KeyboardInterrupt as exc:

@@ -243,7 +243,7 @@ def _link_related(
     style = preferred_style(document.buffer.parsed.links)
     at = document.range(line, index, index)
     actions = []
-    for related in kb.related(note_id, RELATED_OFFERED + len(linked)):
+    for related in kb.links.related(note_id, RELATED_OFFERED + len(linked)):
         if related.id in linked:
             continue
         note = kb.editor.note_name(related.id)

@@ -10,4 +10,6 @@ kb.yaml) kb never imports numpy or a model, and search is the words alone.
     index.py      embedding the notes that changed, and the nearest passages to a query
     hybrid.py     when meaning joins the ranking, and how
     neighbours.py the notes near one note (whole notes, nearest passages): related notes
+    by_meaning.py the facade's part ``by_meaning``: the configured meaning, its status,
+                  a text's scores, the notes near a note
 """

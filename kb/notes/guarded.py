@@ -42,8 +42,10 @@ from kb.text import clean_line
 if TYPE_CHECKING:
     from kb.config import Config
     from kb.ingest.run import IngestStats
-    from kb.links.connections import Connections, FileOf
+    from kb.links.connections import Connections
+    from kb.links.moves import Moves
     from kb.links.moving import MovePlan
+    from kb.links.note_links import NoteLinks
     from kb.notes.listing import NoteDetails
     from kb.notes.naming import NoteRef
     from kb.notes.views import NoteChoice, TagNode
@@ -65,14 +67,12 @@ class Notebook(Protocol):
     def note_choices(self) -> list[NoteChoice]: ...
     def generation(self) -> int: ...
     def tag_counts(self, sort: str = "count") -> list[tuple[str, int]]: ...
-    def connections(
-        self, note: NoteRef, related_limit: int = 10, file_of: FileOf | None = None
-    ) -> Connections: ...
+    @property
+    def links(self) -> NoteLinks: ...
     def note_details(self, note: NoteRef) -> NoteDetails: ...
     def ingest_file(self, path: Path) -> IngestStats: ...
-    def move(
-        self, note: NoteRef, new_path: str, check: Callable[[MovePlan], None] | None = None
-    ) -> tuple[MovePlan, IngestStats]: ...
+    @property
+    def moves(self) -> Moves: ...
 
 
 class GuardedNotes:
@@ -142,7 +142,7 @@ class GuardedNotes:
         when its file lies inside the roots, and read only then."""
         from dataclasses import replace  # deferred: on first use
 
-        found = self._notebook.connections(note, related_limit, self.confined_file)
+        found = self._notebook.links.connections(note, related_limit, self.confined_file)
         outgoing = []
         for link in found.outgoing:
             if link.path is not None and not self.shown(link.path):
@@ -286,4 +286,4 @@ class GuardedNotes:
         check_version(source.file, source.file.read_bytes(), expected_hash)
         # kb mv reads NEW_PATH from the current folder; a caller means the notes root.
         tail = "/" if new_path.endswith("/") else ""
-        return book.move(source.note, str(book.notes_root / new_path) + tail, unchanged)
+        return book.moves.move(source.note, str(book.notes_root / new_path) + tail, unchanged)

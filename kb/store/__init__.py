@@ -27,6 +27,7 @@ from kb.store.connection import (
     connect,
     store_error,
     store_errors,
+    telling_store_errors,
     transaction,
 )
 from kb.store.links import LinkDao, key_hash
@@ -91,6 +92,7 @@ __all__ = [
     "pack_text",
     "store_error",
     "store_errors",
+    "telling_store_errors",
     "unpack_text",
 ]
 

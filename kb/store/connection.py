@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TypeVar, cast
 
 from kb.errors import StoreError
+
+T = TypeVar("T")
 
 
 def connect(path: Path, readonly: bool = False) -> sqlite3.Connection:
@@ -96,6 +100,26 @@ def store_errors(path: Path | None) -> Iterator[None]:
         raise
     except sqlite3.DatabaseError as exc:
         raise store_error(exc, path) from exc
+
+
+def telling_store_errors(part: T, path: Path) -> T:
+    """``part`` with each method call's database errors turned into StoreErrors that tell
+    their cause (``store_errors``): how the facade hands out its named parts."""
+
+    class Telling:
+        def __getattr__(self, name: str) -> object:
+            found = getattr(part, name)
+            if not callable(found):
+                return found
+
+            @functools.wraps(found)
+            def call(*args: object, **kwargs: object) -> object:
+                with store_errors(path):
+                    return found(*args, **kwargs)
+
+            return call
+
+    return cast(T, Telling())
 
 
 @contextmanager

@@ -220,7 +220,7 @@ class KbApp(App[None]):
     def embed_notes(self) -> None:
         """Embed the notes that changed for search by meaning (kb/meaning), after the
         words are in: the search works meanwhile, and finds more by meaning once done."""
-        if self.kb.meaning() is None:
+        if self.kb.by_meaning.configured() is None:
             return
         with self._embedding:
             self._stop_embedding.clear()

@@ -333,7 +333,7 @@ class NoteScreen(Screen[None]):
         worker = get_current_worker()
         kb = self.app.kb
         try:
-            connections = kb.connections(kb.note_ref(note_id))
+            connections = kb.links.connections(kb.note_ref(note_id))
         except KbError:
             return  # the note went away meanwhile: its page says so already, or will
 

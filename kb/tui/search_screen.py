@@ -191,7 +191,7 @@ class SearchScreen(Screen[None]):
             self.app.call_from_thread(self.show_outcome, text, outcome)
         if not (text and self.meaning and isinstance(outcome, SearchResults)):
             return
-        if kb.meaning() is None:  # off in kb.yaml, or the extra is not installed
+        if kb.by_meaning.configured() is None:  # off in kb.yaml, or the extra is not installed
             return
         time.sleep(MEANING_DELAY)
         if worker.is_cancelled:

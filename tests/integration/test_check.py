@@ -26,7 +26,7 @@ def checked(make_kb):
     def run(text: str, config: str = "roots: [notes]\n") -> list:
         kb = make_kb({**NOTES, "src.md": text}, config)
         kb.ingest()
-        return [p for p in kb.check() if p.path == "src.md"]
+        return [p for p in kb.links.check() if p.path == "src.md"]
 
     return run
 

@@ -116,7 +116,10 @@ def test_mv_moves_rewrites_and_ingests(kb, monkeypatch) -> None:
     assert "- [[Redis 学习笔记]]" in (root / "life/list.md").read_text(encoding="utf-8")
     assert run(kb, "check").exit_code == 0  # no broken link anywhere
     moved = kb.find_note("db/redis-notes.md")
-    assert {b.path for b in kb.connections(moved).backlinks} == {"eng/limiter.md", "life/list.md"}
+    assert {b.path for b in kb.links.connections(moved).backlinks} == {
+        "eng/limiter.md",
+        "life/list.md",
+    }
 
 
 def test_mv_into_a_folder_keeps_the_name(kb, monkeypatch) -> None:

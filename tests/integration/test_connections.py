@@ -62,7 +62,7 @@ def bundled(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 
 
 def top(kb: KnowledgeBase, path: str, limit: int = 5) -> list[str]:
-    return [r.path for r in kb.related(kb.find_note(path).id, limit)]
+    return [r.path for r in kb.links.related(kb.find_note(path).id, limit)]
 
 
 def test_strip_links_leaves_no_link(tmp_path: Path) -> None:
@@ -106,7 +106,7 @@ def test_the_redis_notes_list_each_other_first(bundled) -> None:
 
 def test_a_reason_names_the_strongest_evidence_first(bundled) -> None:
     study = bundled.find_note(REDIS_STUDY)
-    reason = {r.path: r.reason for r in bundled.related(study.id)}[COMPUTE_PLATFORM]
+    reason = {r.path: r.reason for r in bundled.links.related(study.id)}[COMPUTE_PLATFORM]
     if bundled._store.links.graph_edges():
         assert reason.startswith("links here (uses)")
     else:
@@ -117,7 +117,7 @@ def test_a_reason_names_the_strongest_evidence_first(bundled) -> None:
 def test_series_siblings_cannot_fill_the_list(bundled) -> None:
     """At most three entries rest on series and tags alone."""
     for lecture, _ in lecture_posts():
-        reasons = [r.reason for r in bundled.related(bundled.find_note(lecture).id, 10)]
+        reasons = [r.reason for r in bundled.links.related(bundled.find_note(lecture).id, 10)]
         alone = [r for r in reasons if not re.search(r"terms:|links|in both titles", r)]
         assert len(alone) <= 3, (lecture, reasons)
 
@@ -132,7 +132,7 @@ def check_reasons(kb: KnowledgeBase) -> None:
     word is a whole word of the note whose list it is in (as ``chinese_words`` cuts it)."""
     for name in kb._store.notes.names():
         words = document_terms(kb._store.notes.search_documents([name.id])[0][1])
-        for entry in kb.related(name.id, 5):
+        for entry in kb.links.related(name.id, 5):
             for word in reason_words(entry.reason):
                 assert not is_stop_word(word), (name.rel, entry.reason)
                 assert len(word) > 1, (name.rel, entry.reason)
@@ -290,11 +290,11 @@ def test_mentions_in_a_small_folder(make_kb) -> None:
         }
     )
     kb.ingest()
-    found = kb.mentions(kb.find_note("redis.md").id)
+    found = kb.links.mentions(kb.find_note("redis.md").id)
     assert [(m.path, m.line, m.name) for m in found] == [("a.md", 6, "Redis 持久化机制详解")]
     assert "Redis持久化机制详解" in found[0].context
-    assert kb.mentions(kb.find_note("faq.md").id) == []  # a common phrase
-    assert kb.mentions(kb.find_note("readme-like/README.md").id) == []  # an index page
+    assert kb.links.mentions(kb.find_note("faq.md").id) == []  # a common phrase
+    assert kb.links.mentions(kb.find_note("readme-like/README.md").id) == []  # an index page
 
 
 def test_a_name_found_in_many_notes_is_a_phrase(make_kb) -> None:
@@ -305,13 +305,13 @@ def test_a_name_found_in_many_notes_is_a_phrase(make_kb) -> None:
         notes[f"n{i:02}.md"] = f"# N{i}\n\nthe flow control guide of the team\n"
     kb = make_kb(notes)
     kb.ingest()
-    assert kb.mentions(kb.find_note("target.md").id) == []
+    assert kb.links.mentions(kb.find_note("target.md").id) == []
     for i in range(3):  # three of the twelve now link to it: nine others remain
         (kb.home / "notes" / f"n{i:02}.md").write_text(
             f"# N{i}\n\nthe flow control guide: [guide](target.md)\n", encoding="utf-8"
         )
     kb.ingest()
-    assert len(kb.mentions(kb.find_note("target.md").id)) == 9
+    assert len(kb.links.mentions(kb.find_note("target.md").id)) == 9
 
 
 def test_mention_ignore_silences_a_name(make_kb) -> None:
@@ -323,7 +323,7 @@ def test_mention_ignore_silences_a_name(make_kb) -> None:
 
 def _mentions_of(kb: KnowledgeBase, path: str) -> list:
     kb.ingest()
-    return kb.mentions(kb.find_note(path).id)
+    return kb.links.mentions(kb.find_note(path).id)
 
 
 def test_a_name_several_notes_share_is_the_nearest_ones(make_kb) -> None:
@@ -338,8 +338,8 @@ def test_a_name_several_notes_share_is_the_nearest_ones(make_kb) -> None:
         }
     )
     kb.ingest()
-    mesher = [m.path for m in kb.mentions(kb.find_note("mesher/load-balance.md").id)]
-    java = [m.path for m in kb.mentions(kb.find_note("java/load-balance.md").id)]
+    mesher = [m.path for m in kb.links.mentions(kb.find_note("mesher/load-balance.md").id)]
+    java = [m.path for m in kb.links.mentions(kb.find_note("java/load-balance.md").id)]
     assert (mesher, java) == (["mesher/quick-start.md"], [])
 
 
@@ -352,10 +352,12 @@ def test_mentions_on_the_bundled_notes_match_the_judged_set(tmp_path: Path) -> N
     judged = json.loads(judged_file.read_text(encoding="utf-8"))["notes"]
     expected = sorted((j["source"], j["target"]) for j in judged if j["mention"])
     kb = build_kb(tmp_path, SAMPLE_NOTES, without_links=False)
-    found = sorted((m.path, note.path) for note in kb.note_choices() for m in kb.mentions(note.id))
+    found = sorted(
+        (m.path, note.path) for note in kb.note_choices() for m in kb.links.mentions(note.id)
+    )
     assert found == expected
     for note in kb.note_choices():
-        assert all(m.line > 0 and m.context for m in kb.mentions(note.id))
+        assert all(m.line > 0 and m.context for m in kb.links.mentions(note.id))
 
 
 # -- backlinks and the graph --------------------------------------------------------------
@@ -371,7 +373,7 @@ LINKING = {
 def test_backlinks_are_grouped_by_note_with_each_link_in_context(make_kb) -> None:
     kb = make_kb(LINKING)
     kb.ingest()
-    backlinks = kb.connections(kb.find_note("target.md")).backlinks
+    backlinks = kb.links.connections(kb.find_note("target.md")).backlinks
     assert [(b.path, b.rel) for b in backlinks] == [("other.md", ""), ("source.md", "uses")]
     source = backlinks[1]
     assert [(p.line, p.kind, p.rel) for p in source.places] == [
@@ -406,7 +408,7 @@ def test_cli_links_prints_each_note_once_with_its_links(make_kb) -> None:
 def test_the_graph_has_one_edge_per_linked_pair(make_kb) -> None:
     kb = make_kb(LINKING)
     kb.ingest()
-    graph = kb.graph(with_mentions=True, with_related=True)
+    graph = kb.links.graph(with_mentions=True, with_related=True)
     paths = {n.id: n.path for n in graph.nodes}
     edges = [(paths[e.source], paths[e.target], e.kind) for e in graph.edges]
     assert len(edges) == len({frozenset(e[:2]) for e in edges})

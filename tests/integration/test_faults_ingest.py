@@ -196,7 +196,7 @@ def test_special_files_are_skipped_with_a_warning_and_remembered(make_kb, tmp_pa
     )
     again = kb.ingest()  # remembered: one stat each, no new warning
     assert (again.added, again.warnings) == (0, 0)
-    assert {p.path for p in kb.check() if p.message.startswith("not-a-file: ")} == set(made)
+    assert {p.path for p in kb.links.check() if p.message.startswith("not-a-file: ")} == set(made)
 
 
 def test_note_replaced_by_a_fifo_does_not_hang(tmp_path: Path) -> None:
@@ -306,7 +306,7 @@ def test_an_unreadable_folder_keeps_its_notes(make_kb, tmp_path: Path, monkeypat
     monkeypatch.undo()
     stats = kb.ingest()  # readable again: nothing to do, and the warning is gone
     assert (stats.added, stats.removed, stats.unchanged, stats.warnings) == (0, 0, 2, 0)
-    assert kb.check() == []
+    assert kb.links.check() == []
 
 
 def test_an_unreadable_root_keeps_every_note(make_kb, tmp_path: Path, monkeypatch) -> None:

@@ -122,7 +122,7 @@ LINKING = {
 def test_the_store_graph_can_be_read_twice_and_has_one_edge_per_pair(make_kb) -> None:
     kb = make_kb(LINKING)
     kb.ingest()
-    graph = kb.graph(with_mentions=True)
+    graph = kb.links.graph(with_mentions=True)
     first, again = list(graph.edges), list(graph.edges)
     assert first == again
     paths = {node.id: node.path for node in graph.nodes}
@@ -141,5 +141,5 @@ def test_kb_graph_prints_the_whole_text_once(make_kb, fmt: str) -> None:
     kb.ingest()
     result = run(kb, "graph", "--format", fmt)
     assert result.exit_code == 0, result.output
-    assert result.stdout == whole(kb.graph(), fmt)
+    assert result.stdout == whole(kb.links.graph(), fmt)
     assert result.stdout.endswith(("}\n", "n1\n")) and not result.stdout.endswith("\n\n")

@@ -211,7 +211,7 @@ def test_folder_warnings_go_away_with_the_cause(make_kb, tmp_path: Path) -> None
     assert kb.ingest().warnings == 1
     (tmp_path / "notes/ext.md").unlink()
     kb.ingest()
-    assert kb.check() == []
+    assert kb.links.check() == []
 
 
 def test_ingest_of_a_deleted_file_leaves_no_warning(make_kb, tmp_path: Path) -> None:
@@ -220,17 +220,17 @@ def test_ingest_of_a_deleted_file_leaves_no_warning(make_kb, tmp_path: Path) -> 
     (tmp_path / "notes/sub/gone.md").unlink()
     stats = kb.ingest([tmp_path / "notes/sub/gone.md"])
     assert (stats.removed, stats.warnings) == (1, 0)
-    assert kb.check() == []
+    assert kb.links.check() == []
 
 
 def test_changed_settings_read_every_note_again(make_kb, tmp_path: Path) -> None:
     kb = make_kb({"a.md": "---\nsee: [b.md]\n---\n# A\n", "b.md": "# B\n"})
     kb.ingest()
-    assert kb.connections(kb.find_note("b.md")).backlinks == []
+    assert kb.links.connections(kb.find_note("b.md")).backlinks == []
     (tmp_path / "kb.yaml").write_text("roots: [notes]\ntyped_links: [see]\n")
     kb = KnowledgeBase.open(tmp_path)
     kb.ingest()
-    assert [(b.path, b.rel) for b in kb.connections(kb.find_note("b.md")).backlinks] == [
+    assert [(b.path, b.rel) for b in kb.links.connections(kb.find_note("b.md")).backlinks] == [
         ("a.md", "see")
     ]
     assert kb.ingest().changed == 0

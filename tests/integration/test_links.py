@@ -136,7 +136,7 @@ def test_anchors_are_checked_against_heading_slugs(sample) -> None:
 
 
 def test_check_reports_broken_links_with_lines(sample) -> None:
-    problems = {(p.path, p.line, p.kind) for p in sample.check()}
+    problems = {(p.path, p.line, p.kind) for p in sample.links.check()}
     assert problems == {
         ("posts/speculative-decoding.md", 87, "broken-link"),
         ("life/2024-review.md", 30, "broken-link"),
@@ -185,7 +185,7 @@ def test_a_rename_keeps_the_note_and_its_name_based_backlinks(sample) -> None:
     assert (after.id, after.path) == (before.id, "engineering/redis.md")
     backlinks = {
         (b.path, place.kind, place.rel)
-        for b in sample.connections(after).backlinks
+        for b in sample.links.connections(after).backlinks
         for place in b.places
     }
     assert ("engineering/compute-platform-time-window.md", "front-matter", "uses") in backlinks
@@ -203,26 +203,26 @@ def test_a_rename_keeps_the_note_and_its_name_based_backlinks(sample) -> None:
 
 def test_lectures_and_the_posts_built_on_them_are_related(sample) -> None:
     post = sample.find_note("posts/2024-03-10-flops-vs-latency.md")
-    related = {r.path: r.reason for r in sample.related(post.id)}
+    related = {r.path: r.reason for r in sample.links.related(post.id)}
     assert "links both ways (lecture)" in related[LECTURE_3]
     assert "series: CS336" in related[LECTURE_3]
     lecture = sample.find_note(LECTURE_3)
-    assert post.path in {r.path for r in sample.related(lecture.id)}
+    assert post.path in {r.path for r in sample.links.related(lecture.id)}
 
 
 def test_the_redis_notes_are_related_both_ways(sample) -> None:
     study = sample.find_note("Redis 学习笔记")
     project = sample.find_note("engineering/compute-platform-time-window.md")
-    from_study = {r.path: r.reason for r in sample.related(study.id)}
+    from_study = {r.path: r.reason for r in sample.links.related(study.id)}
     assert from_study[project.path].startswith("links here (uses)")
     assert "tags: redis" in from_study[project.path]
-    from_project = {r.path: r.reason for r in sample.related(project.id)}
+    from_project = {r.path: r.reason for r in sample.links.related(project.id)}
     assert from_project[study.path].startswith("links to it (uses)")
 
 
 def test_mentions_work_in_chinese_text(sample) -> None:
     post = sample.find_note("posts/2024-03-10-flops-vs-latency.md")
-    mentions = {m.path: m for m in sample.mentions(post.id)}
+    mentions = {m.path: m for m in sample.links.mentions(post.id)}
     softmax = mentions["engineering/softmax-numerics.md"]
     assert softmax.name == "Roofline 模型"  # a name alias, inside a Chinese sentence
     assert softmax.line == 71
@@ -233,10 +233,10 @@ def test_mentions_work_in_chinese_text(sample) -> None:
 
 def test_configured_mention_terms(sample) -> None:
     study = sample.find_note("Redis 学习笔记")
-    mentioned_by = {m.path for m in sample.mentions(study.id)}
+    mentioned_by = {m.path for m in sample.links.mentions(study.id)}
     assert "engineering/compute-platform-time-window.md" not in mentioned_by  # it links
     assert mentioned_by, "Redis is named in notes that do not link to the study note"
-    assert all(m.name == "Redis" for m in sample.mentions(study.id))
+    assert all(m.name == "Redis" for m in sample.links.mentions(study.id))
 
 
 def test_short_titles_are_not_mentions() -> None:
@@ -367,7 +367,7 @@ def test_check_on_real_corpora(tmp_path: Path, corpus: str, broken: int) -> None
     )
     kb = KnowledgeBase.open(tmp_path)
     kb.ingest()
-    problems = [p for p in kb.check() if p.kind == "broken-link"]
+    problems = [p for p in kb.links.check() if p.kind == "broken-link"]
     assert len(problems) == broken
     stems = {Path(row.path).stem.casefold() for row in kb._store.notes.listing()}
     for problem in problems:  # each really names no note
@@ -385,6 +385,6 @@ def test_site_urls_ignore_case(make_kb) -> None:
         config="roots: [notes]\nsite_url: https://blog.example.com\n",
     )
     kb.ingest()
-    assert {link.path for link in kb.connections(kb.find_note("src.md")).outgoing} == {
+    assert {link.path for link in kb.links.connections(kb.find_note("src.md")).outgoing} == {
         "posts/MyPost.md"
     }

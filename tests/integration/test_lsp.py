@@ -284,7 +284,8 @@ async def test_references_of_a_note_are_its_backlinks(lsp: Session, home: Path) 
     assert found
     with KnowledgeBase.open(home) as kb:
         expected = {
-            b.path for b in kb.connections(kb.find_note("engineering/redis-study.md")).backlinks
+            b.path
+            for b in kb.links.connections(kb.find_note("engineering/redis-study.md")).backlinks
         }
     files = {Path(str(loc.uri).removeprefix("file://")) for loc in found}
     got = {f.relative_to(home / "notes").as_posix() for f in files}
@@ -420,7 +421,7 @@ async def test_rename_is_one_workspace_edit_with_the_file_rename(lsp: Session, h
         from_fs_path(str(target.with_name("softmax-stability.md"))),
     )
     with KnowledgeBase.open(home) as kb:
-        plan = kb.plan_move(
+        plan = kb.moves.plan(
             kb.find_note("engineering/softmax-numerics.md"),
             str(target.with_name("softmax-stability.md")),
         )

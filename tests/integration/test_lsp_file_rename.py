@@ -212,8 +212,8 @@ async def test_renaming_in_the_file_tree_rewrites_the_links(lsp: Session, home: 
                 note = kb.find_note("posts/redis.md")
             except KbError:
                 note = None
-            backlinks = {b.path for b in kb.connections(note).backlinks} if note else set()
-            broken = [p for p in kb.check() if p.kind == "broken-link"] if note else []
+            backlinks = {b.path for b in kb.links.connections(note).backlinks} if note else set()
+            broken = [p for p in kb.links.check() if p.kind == "broken-link"] if note else []
         if backlinks == {"posts/a.md", "posts/b.md"} and not broken:
             break
         await asyncio.sleep(0.2)

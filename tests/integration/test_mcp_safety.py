@@ -132,7 +132,7 @@ def test_kb_mv_waits_for_kbs_lock_on_a_file_it_rewrites(
     done = threading.Event()
 
     def move() -> None:
-        kb.move(kb.find_note("a.md", cwd=kb.notes_root), str(kb.notes_root / "c.md"))
+        kb.moves.move(kb.find_note("a.md", cwd=kb.notes_root), str(kb.notes_root / "c.md"))
         done.set()
 
     with note_locks(kb.config.index_dir, [linking]):  # an assistant's write under way

@@ -239,7 +239,7 @@ def test_a_page_the_words_leave_empty_shows_only_notes_nearer_than_unrelated_que
 ) -> None:
     kb = make_kb(NOTES, CONFIG)
     kb.ingest()
-    status = kb.meaning_status()
+    status = kb.by_meaning.status()
     assert status.floor is not None and status.floor < 0.5  # measured by the ingest
     assert kb.search("how do I repair my car", lexical=True).hits == []
     hits = kb.search("how do I repair my car").hits
@@ -271,7 +271,7 @@ def test_a_model_whose_answers_are_faint_still_fills_the_page_the_words_left_emp
     kb = make_kb(NOTES, CONFIG)
     kb.ingest()
     assert kb.search("how do I repair my car", lexical=True).hits == []
-    assert kb.meaning_scores("how do I repair my car")[1]["garage.md"][0] < 0.3  # type: ignore[index]
+    assert kb.by_meaning.scores("how do I repair my car")[1]["garage.md"][0] < 0.3  # type: ignore[index]
     hits = kb.search("how do I repair my car").hits
     assert [h.path for h in hits][:1] == ["garage.md"] and hits[0].near
 
@@ -289,7 +289,7 @@ def test_until_the_floor_is_measured_an_embedder_says_how_near_is_near_for_it(
     fake(strict)
     kb = make_kb(NOTES, CONFIG)
     kb.ingest()
-    assert kb.meaning_status().floor is None
+    assert kb.by_meaning.status().floor is None
     assert kb.search("how do I repair my car").hits == []
     strict.min_similarity = -1.0  # type: ignore[attr-defined]  # every note is near enough
     hits = kb.search("how do I repair my car").hits
@@ -524,7 +524,7 @@ def test_a_rebuilt_store_never_trusts_the_file_of_the_store_it_replaced(
 
     store = Store.open(kb.config.store_path)
     try:
-        meaning = kb.meaning()
+        meaning = kb.by_meaning.configured()
         assert meaning is not None
         vectors_file(kb).write_bytes(old)
         assert read_vectors_file(store, Meaning(meaning.choice).embedder()) is None

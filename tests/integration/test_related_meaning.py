@@ -45,7 +45,7 @@ def test_a_note_near_in_meaning_is_related_with_the_two_passages(
         "close in meaning: «How to mend a vehicle at home: tyres, o…»"
         " ~ «Repair the car engine yourself.»"
     )
-    found = kb.related(kb.find_note("car-repair.md").id)
+    found = kb.links.related(kb.find_note("car-repair.md").id)
     assert [r.path for r in found][:1] == ["garage.md"]
 
 
@@ -67,9 +67,9 @@ def test_notes_not_yet_embedded_are_related_by_their_words(
 ) -> None:
     kb = make_kb(NOTES, CONFIG)
     kb.ingest(embed=False)
-    assert [r.path for r in kb.related(kb.find_note("garage.md").id)] == []
+    assert [r.path for r in kb.links.related(kb.find_note("garage.md").id)] == []
     kb.embed()
-    assert [r.path for r in kb.related(kb.find_note("garage.md").id)][:1] == ["car-repair.md"]
+    assert [r.path for r in kb.links.related(kb.find_note("garage.md").id)][:1] == ["car-repair.md"]
 
 
 # Three notes titled "... notes" in three folders, sharing nothing else, among others.
@@ -109,10 +109,10 @@ def test_beyond_pairing_every_passage_the_nearest_notes_are_paired(
     kb = make_kb(NOTES, CONFIG)
     kb.ingest()
     note = kb.find_note("garage.md").id
-    everywhere = kb.related(note)
+    everywhere = kb.links.related(note)
     monkeypatch.setattr(neighbours, "PAIRS_EVERYWHERE", 0)  # a large knowledge base's way
     monkeypatch.setattr(neighbours, "PAIRED_SAMPLE_EVERY", 2)
-    kb._related_cache.clear()
-    assert [(r.path, r.reason) for r in kb.related(note)][:1] == [
+    kb.links.forget()
+    assert [(r.path, r.reason) for r in kb.links.related(note)][:1] == [
         (r.path, r.reason) for r in everywhere
     ][:1]

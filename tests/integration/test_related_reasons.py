@@ -55,7 +55,7 @@ def every_reason_word(kb: KnowledgeBase) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for choice in kb.note_choices():
         note = kb.find_note(choice.path)
-        for item in kb.related(note.id):
+        for item in kb.links.related(note.id):
             for word in reason_words(item.reason):
                 found.setdefault(word, []).append(choice.path)
     return found
@@ -88,10 +88,10 @@ def test_a_note_sharing_only_general_words_is_not_related_by_them(tmp_path: Path
         },
     )
     kb = open_kb(tmp_path / "notes", tmp_path)
-    related = {item.path for item in kb.related(kb.find_note("a.md").id)}
+    related = {item.path for item in kb.links.related(kb.find_note("a.md").id)}
     assert "c.md" in related  # 鲸鱼 and 迁徙: a subject they share
     assert "b.md" not in related  # 作为, 核心, 讨论, 时间: nothing to check
-    reasons = [item.reason for item in kb.related(kb.find_note("e.md").id)]
+    reasons = [item.reason for item in kb.links.related(kb.find_note("e.md").id)]
     assert not any(w in {"https", "com", "example"} for r in reasons for w in reason_words(r))
 
 

@@ -50,7 +50,7 @@ KNOWN_WITHOUT_LINKS = {
 
 def missed_goals(kb: KnowledgeBase) -> list[str]:
     def top(path: str) -> list[str]:
-        return [r.path for r in kb.related(kb.find_note(path).id, 5)]
+        return [r.path for r in kb.links.related(kb.find_note(path).id, 5)]
 
     missed = []
     for pair in json.loads(JUDGED.read_text(encoding="utf-8"))["notes"]:

@@ -208,7 +208,7 @@ def _init_ingest_check(home: Path) -> tuple[KnowledgeBase, list[tuple[str, str]]
     assert result.exit_code == 0, result.output
     kb = KnowledgeBase.open(home)
     kb.ingest()
-    return kb, [(p.path, p.kind) for p in kb.check() if p.kind != "duplicate-title"]
+    return kb, [(p.path, p.kind) for p in kb.links.check() if p.kind != "duplicate-title"]
 
 
 def _statuses(kb: KnowledgeBase, path: str) -> dict[str, str]:
@@ -267,7 +267,7 @@ def test_docs_folder_with_the_root_at_the_repository(tmp_path: Path) -> None:
     kb = KnowledgeBase.open(home)
     kb.ingest()
     assert set(_statuses(kb, "docs/README.md").values()) == {"resolved"}
-    assert [(p.path, p.kind) for p in kb.check()] == [("docs/guide/setup.md", "broken-link")]
+    assert [(p.path, p.kind) for p in kb.links.check()] == [("docs/guide/setup.md", "broken-link")]
 
 
 @pytest.mark.parametrize(
@@ -428,5 +428,5 @@ def test_jekyll_blog_zh_resolves_the_site_links_that_match_a_permalink(tmp_path:
             if on_site and "/assets/" not in row.target:
                 resolved += row.status == "resolved"
     assert resolved >= 213
-    wikilinks = [p for p in kb.check() if "(wikilink)" in p.message]
+    wikilinks = [p for p in kb.links.check() if "(wikilink)" in p.message]
     assert wikilinks == []  # [[asc]](url) and [[1]] citations are not wikilinks

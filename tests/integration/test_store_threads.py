@@ -48,7 +48,7 @@ def test_reads_from_four_threads_never_wait_for_an_ingest(
             lambda: kb.search("alpha", limit=100).hits,
             lambda: kb.recent(10),
             lambda: kb.note_page(first),
-            lambda: kb.connections(kb.note_ref(first)),
+            lambda: kb.links.connections(kb.note_ref(first)),
         ]
         worst, count = 0.0, 0
         try:

@@ -126,7 +126,7 @@ def test_related_notes_match_fts5(tmp_path: Path) -> None:
         found = {}
         for path in notes:
             note = kb.find_note(path)
-            found[path] = [str(r) for r in kb.related(note.id)]
+            found[path] = [str(r) for r in kb.links.related(note.id)]
         return found
 
     with_fts5 = related(kb)

@@ -68,7 +68,7 @@ async def test_the_app_opens_400_notes_without_an_index(make_kb, status_lines) -
     assert status_lines[-1] == "indexing 400/400 notes …"
     assert all(re.fullmatch(r"indexing \d+/400 notes …", line) for line in status_lines)
     # The worker's warning reached the store, as from `kb ingest`: `kb check` tells it.
-    assert [(p.path, p.kind) for p in kb.check()] == [("bad.md", "parse-warning")]
+    assert [(p.path, p.kind) for p in kb.links.check()] == [("bad.md", "parse-warning")]
 
 
 async def test_a_burst_of_500_changes_while_the_app_runs(make_kb, status_lines) -> None:

@@ -53,7 +53,7 @@ def check(
     wikilinks, duplicate titles, front matter that could not be read. Each with
     path, line, kind and message."""
     hidden = set(kb.guarded.hidden().values())  # notes outside the roots: never named
-    problems = [p for p in kb.check() if p.path not in hidden]
+    problems = [p for p in kb.links.check() if p.path not in hidden]
     kinds = sorted({p.kind for p in problems})
     chosen = [
         p for p in problems if (kind is None or p.kind == kind) and (path is None or path in p.path)
