@@ -19,11 +19,9 @@ from kb.engines.contract import (
     EngineEntry,
     EngineHit,
     SimilarNote,
-    document_terms,
-    index_tokens,
-    more_like_this,
     two_searches,
 )
+from kb.engines.similar import document_terms, index_tokens, more_like_this
 from kb.errors import StoreError
 from kb.ingest.documents import SearchDocument
 from kb.query import plan

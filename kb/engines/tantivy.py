@@ -20,23 +20,18 @@ regular expression that scores a constant, so no note is lost.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb.engines.contract import (
-    EngineEntry,
-    EngineHit,
-    SimilarNote,
-    document_terms,
-    first_page,
-    index_tokens,
-    more_like_this,
-    two_searches,
-)
+from kb.engines import synced
+from kb.engines.contract import EngineHit, SimilarNote, first_page, two_searches
+from kb.engines.similar import document_terms, index_tokens, more_like_this
+from kb.engines.synced import SyncedEntry
 from kb.engines.tantivy_index import (
     FIELDS,
     MAIN,
+    PACKAGE,
     PREFIX_CAP,
     SCHEMA_VERSION,
     SCORED,
@@ -52,7 +47,6 @@ from kb.query.plan import QueryPlan, Text, plan_query
 from kb.query.syntax import And, Field, Node, Not, Or, Phrase, Query, Word
 
 if TYPE_CHECKING:
-    from kb.engines.fts5 import DroppedFts5
     from kb.ingest.documents import SearchDocument
     from kb.store import Store
 
@@ -100,13 +94,7 @@ class TantivyEngine:
         index = self._open()
         if index is None:
             return False
-        state = self.index.state(index)
-        return (
-            state is not None
-            and state[0] == self.store.generation
-            and state[1].startswith(f"tantivy {SCHEMA_VERSION}; {plan.query_signature()};")
-            and state[1].endswith(f"; store {self.store.meta.store_id}")
-        )
+        return synced.in_step(self.index.state(index), self.store, "tantivy", SCHEMA_VERSION)
 
     # -- translating the query plan ----------------------------------------------------
 
@@ -416,32 +404,11 @@ def _regex_escape(text: str) -> str:
     return "".join("\\" + ch if ch in _REGEX_SPECIAL else ch for ch in text)
 
 
-class TantivyEntry(EngineEntry):
-    """An index in its own folder, brought up to date after each store commit."""
-
+class TantivyEntry(SyncedEntry):
     name = "tantivy"
-    in_store = False
-
-    def reader(self, index_dir: Path, store: Store) -> TantivyEngine:
-        return TantivyEngine(index_dir, store)
-
-    def writer(self, store: Store) -> DroppedFts5:
-        # The store keeps no FTS5 index meanwhile; a switch back to FTS5 rebuilds it.
-        require()  # before the store is written: choosing tantivy without it says so
-        from kb.engines.fts5 import DroppedFts5  # deferred: 23 modules more
-
-        return DroppedFts5(store)
-
-    def after_commit(
-        self,
-        index_dir: Path,
-        store: Store,
-        streams: Mapping[int, tuple[str, ...]] | None,
-        rebuild: bool,
-    ) -> None:
-        # After the store's commit: a crash between the two leaves the index behind, and
-        # the next ingest catches it up from the store's generations.
-        TantivyIndex(index_dir).sync(store, streams, rebuild)
+    package = PACKAGE
+    engine = TantivyEngine
+    index = TantivyIndex
 
 
 ENGINE = TantivyEntry()

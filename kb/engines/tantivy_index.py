@@ -11,15 +11,14 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb.engines import contract
-from kb.engines.contract import importable, rebuild_beside, require_package
+from kb.engines import contract, synced
+from kb.engines.synced import Package, Streams, Target, note_streams, rebuild_beside
 from kb.errors import KbError, StoreError, os_error_message
 from kb.query import plan
-from kb.query.plan import document_streams
 
 if TYPE_CHECKING:
     from kb.store import Store
@@ -57,16 +56,9 @@ _DISK_FULL = ("no space left", "os error 28", "quota exceeded", "os error 122")
 _LOW_SPACE = 4 * WRITER_HEAP
 
 
-def _signature() -> str:
-    return f"tantivy {SCHEMA_VERSION}; {plan.tokenizer_signature()}"
-
-
-def available() -> bool:
-    return importable("tantivy")
-
-
-def require() -> None:
-    require_package("tantivy", "tantivy", "tantivy", "tantivy")
+PACKAGE = Package("tantivy", "tantivy", "tantivy", "tantivy")
+available = PACKAGE.available
+require = PACKAGE.require
 
 
 def _schema() -> Any:
@@ -128,34 +120,13 @@ class TantivyIndex:
             index = self.open()
         return guarded(self.path, lambda: _read_state(index))
 
-    def sync(
-        self,
-        store: Store,
-        streams: Mapping[int, tuple[str, ...]] | None = None,
-        rebuild: bool = False,
-    ) -> int:
+    def sync(self, store: Store, streams: Streams | None = None, rebuild: bool = False) -> int:
         """Bring the index to the store's generation; returns how many notes it wrote."""
-        streams = streams if streams is not None else {}
-        target = store.generation
         for leftover in (FOLDER + ".new", FOLDER + ".old"):  # a killed rebuild's (ingest
             shutil.rmtree(self.path.with_name(leftover), ignore_errors=True)  # is locked)
+        signature = synced.index_signature("tantivy", SCHEMA_VERSION)
         try:
-            state = self.state()
-        except IndexDamaged:
-            state = None  # derived data: an index that cannot be read is made again
-        signature = f"{_signature()}; store {store.meta.store_id}"
-        try:
-            if rebuild or state is None or state[1] != signature or state[0] > target:
-                # Also when the store is not the one this index was built from (it was
-                # deleted and made again: its generations restarted), or when it is
-                # behind the index.
-                return self._rebuild(store, streams, target, signature)
-            current = state[0]
-            if current == target:
-                return 0
-            changed, removed = store.notes.changes_since(current)
-            index = self.open()
-            return self._write(index, store, changed, removed, streams, target, signature)
+            return synced.sync(self, store, streams, rebuild, signature)
         except OSError as exc:
             raise StoreError(f"{os_error_message(exc, self.path)}; {_STORED}") from exc
         except ValueError as exc:  # tantivy's io::Error (a full disk) comes as ValueError
@@ -178,28 +149,26 @@ class TantivyIndex:
             )
         return StoreError(f"cannot write the tantivy index {self.path} ({text}); {_STORED}")
 
-    def _rebuild(
-        self, store: Store, streams: Mapping[int, tuple[str, ...]], target: int, signature: str
-    ) -> int:
+    def catch_up(self, target: Target, changed: list[int], removed: list[int]) -> int:
+        return self._write(self.open(), target, changed, removed)
+
+    def rebuild(self, target: Target) -> int:
         """Build the index in a new folder and swap it in; a failed build leaves nothing."""
         import tantivy  # the engine's own module: loaded only when tantivy is the engine
 
         def build(fresh: Path) -> int:
             index = tantivy.Index(_schema(), path=str(fresh))
-            ids = store.notes.all_ids()
-            return self._write(index, store, ids, [], streams, target, signature, fresh=True)
+            ids = target.store.notes.all_ids()
+            return self._write(index, target, ids, [], fresh=True)
 
         return rebuild_beside(self.path, build)
 
     def _write(
         self,
         index: Any,
-        store: Store,
+        target: Target,
         changed: Sequence[int],
         removed: Sequence[int],
-        streams: Mapping[int, tuple[str, ...]],
-        generation: int,
-        signature: str,
         fresh: bool = False,
     ) -> int:
         import tantivy  # the engine's own module: loaded only when tantivy is the engine
@@ -234,19 +203,15 @@ class TantivyIndex:
                     # index (unseen until swapped in) commits each batch to bound that.
                     writer.commit()
                 chunk = unique[start : start + BATCH]
-                missing = [i for i in chunk if i not in streams]
-                documents = dict(store.notes.search_documents(missing)) if missing else {}
-                for note_id in chunk:
-                    columns = streams.get(note_id)
-                    if columns is None:
-                        if note_id not in documents:
-                            continue  # removed meanwhile
-                        columns = document_streams(documents[note_id])
+                for note_id, columns in note_streams(target.store, chunk, target.streams):
                     writer.add_document(_document(tantivy, note_id, columns))
             writer.delete_documents_by_query(tantivy.Query.term_query(index.schema, "kind", _META))
             meta = tantivy.Document()
             meta.add_text("kind", _META)
-            meta.add_text("state", json.dumps({"generation": generation, "signature": signature}))
+            meta.add_text(
+                "state",
+                json.dumps({"generation": target.generation, "signature": target.signature}),
+            )
             writer.add_document(meta)
             writer.commit()  # atomic: the notes' documents and the state, or neither
             writer.wait_merging_threads()

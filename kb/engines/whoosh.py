@@ -10,31 +10,27 @@ index up to date from the store's per-note generations and tombstones.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kb.engines import contract
-from kb.engines.contract import (
-    EngineEntry,
-    EngineHit,
-    SimilarNote,
-    document_terms,
-    first_page,
-    importable,
-    index_tokens,
-    more_like_this,
+from kb.engines import contract, synced
+from kb.engines.contract import EngineHit, SimilarNote, first_page, two_searches
+from kb.engines.similar import document_terms, index_tokens, more_like_this
+from kb.engines.synced import (
+    Package,
+    Streams,
+    SyncedEntry,
+    Target,
+    note_streams,
     rebuild_beside,
-    require_package,
-    two_searches,
 )
 from kb.errors import KbError, StoreError, os_error_message
 from kb.query import plan
-from kb.query.plan import QueryPlan, Text, document_streams, plan_query
+from kb.query.plan import QueryPlan, Text, plan_query
 from kb.query.syntax import And, Field, Node, Not, Or, Phrase, Query, Word
 
 if TYPE_CHECKING:
-    from kb.engines.fts5 import DroppedFts5
     from kb.ingest.documents import SearchDocument
     from kb.store import Store
 
@@ -65,16 +61,8 @@ def whoosh_fields(streams: tuple[str, ...]) -> dict[str, str]:
     return fields
 
 
-def _signature() -> str:
-    return f"whoosh {SCHEMA_VERSION}; {plan.tokenizer_signature()}"
-
-
-def available() -> bool:
-    return importable("whoosh")
-
-
-def _require() -> None:
-    require_package("whoosh", "whoosh", "whoosh-reloaded", "whoosh")
+PACKAGE = Package("whoosh", "whoosh", "whoosh-reloaded", "whoosh")
+available = PACKAGE.available
 
 
 def _schema() -> Any:
@@ -114,7 +102,7 @@ class WhooshIndex:
     """The writer side: kept in step with the store after each store commit."""
 
     def __init__(self, index_dir: Path) -> None:
-        _require()
+        PACKAGE.require()
         self.path = index_dir / FOLDER
 
     def exists(self) -> bool:
@@ -152,66 +140,38 @@ class WhooshIndex:
         except Exception as exc:
             raise IndexDamaged(self.path, exc) from exc
 
-    def sync(
-        self,
-        store: Store,
-        streams: Mapping[int, tuple[str, ...]] | None = None,
-        rebuild: bool = False,
-    ) -> int:
+    def sync(self, store: Store, streams: Streams | None = None, rebuild: bool = False) -> int:
         """Bring the index to the store's generation; returns how many notes it wrote.
 
         A rebuild (or a missing index) is built in a new folder and swapped in, so a
         reader never sees a half-built index."""
+        signature = synced.index_signature("whoosh", SCHEMA_VERSION)
+        return synced.sync(self, store, streams, rebuild, signature)
 
-        streams = streams if streams is not None else {}
-        target = store.generation
-        try:
-            state = self.state()
-        except IndexDamaged:
-            state = None  # derived data: an index that cannot be read is made again
-        signature = f"{_signature()}; store {store.meta.store_id}"
-        if rebuild or state is None or state[1] != signature or state[0] > target:
-            # Also when the store is not the one this index was built from (it was deleted
-            # and made again: its generations restarted), or when it is behind the index.
-            return self._rebuild(store, streams, target, signature)
-        current = state[0]
-        if current == target:
-            return 0
-        changed, removed = store.notes.changes_since(current)
+    def catch_up(self, target: Target, changed: list[int], removed: list[int]) -> int:
         from whoosh import index  # deferred: loads whoosh
 
         ix = _retry(lambda: index.open_dir(str(self.path)))
         try:
-            return self._write(ix, store, changed, removed, streams, target, signature)
+            return self._write(ix, target, changed, removed)
         except OSError as exc:
             raise StoreError(
                 f"{os_error_message(exc, self.path)}; the notes are stored, and the next "
                 "'kb ingest' brings the whoosh index up to date"
             ) from exc
 
-    def _rebuild(
-        self, store: Store, streams: Mapping[int, tuple[str, ...]], target: int, signature: str
-    ) -> int:
+    def rebuild(self, target: Target) -> int:
         """Build the index in a new folder and swap it in; a failed build leaves nothing."""
 
         def build(fresh: Path) -> int:
             from whoosh import index  # deferred: loads whoosh
 
             ix = index.create_in(str(fresh), _schema())
-            return self._write(ix, store, store.notes.all_ids(), [], streams, target, signature)
+            return self._write(ix, target, target.store.notes.all_ids(), [])
 
         return rebuild_beside(self.path, build)
 
-    def _write(
-        self,
-        ix: Any,
-        store: Store,
-        changed: list[int],
-        removed: list[int],
-        streams: Mapping[int, tuple[str, ...]],
-        generation: int,
-        signature: str,
-    ) -> int:
+    def _write(self, ix: Any, target: Target, changed: list[int], removed: list[int]) -> int:
         from whoosh.writing import LockError  # deferred: loads whoosh
 
         try:
@@ -223,17 +183,13 @@ class WhooshIndex:
         try:
             for note_id in removed:
                 writer.delete_by_term("key", str(note_id))
-            missing = [i for i in dict.fromkeys(changed) if i not in streams]
-            documents = dict(store.notes.search_documents(missing))
-            for note_id in dict.fromkeys(changed):  # each note once: never twice per batch
-                columns = streams.get(note_id)
-                if columns is None:
-                    if note_id not in documents:
-                        continue
-                    columns = document_streams(documents[note_id])
+            unique = list(dict.fromkeys(changed))  # each note once: never twice per batch
+            for note_id, columns in note_streams(target.store, unique, target.streams):
                 writer.update_document(key=str(note_id), nid=note_id, **whoosh_fields(columns))
 
-            writer.update_document(key=META_KEY, generation=generation, signature=signature)
+            writer.update_document(
+                key=META_KEY, generation=target.generation, signature=target.signature
+            )
             writer.commit(merge=True)
         except BaseException:
             writer.cancel()
@@ -245,7 +201,7 @@ class WhooshEngine:
     name = "whoosh"
 
     def __init__(self, index_dir: Path, store: Store) -> None:
-        _require()
+        PACKAGE.require()
         self.index = WhooshIndex(index_dir)
         self.store = store
         self._ix: Any = None
@@ -267,13 +223,7 @@ class WhooshEngine:
             raise IndexDamaged(self.index.path, exc) from exc
 
     def is_ready(self) -> bool:
-        state = self.index.state()
-        return (
-            state is not None
-            and state[0] == self.store.generation
-            and state[1].startswith(f"whoosh {SCHEMA_VERSION}; {plan.query_signature()};")
-            and state[1].endswith(f"; store {self.store.meta.store_id}")
-        )
+        return synced.in_step(self.index.state(), self.store, "whoosh", SCHEMA_VERSION)
 
     # -- translating the query plan ----------------------------------------------------
 
@@ -513,31 +463,11 @@ def _adjacent(fields: Iterable[str], tokens: tuple[str, ...]) -> Any:
     return wq.Or([wq.Phrase(f, list(tokens), boost=_WEIGHT[f]) for f in fields])
 
 
-class WhooshEntry(EngineEntry):
-    """An index in its own folder, brought up to date after each store commit."""
-
+class WhooshEntry(SyncedEntry):
     name = "whoosh"
-    in_store = False
-
-    def reader(self, index_dir: Path, store: Store) -> WhooshEngine:
-        return WhooshEngine(index_dir, store)
-
-    def writer(self, store: Store) -> DroppedFts5:
-        # The store keeps no FTS5 index meanwhile; a switch back to FTS5 rebuilds it.
-        from kb.engines.fts5 import DroppedFts5
-
-        return DroppedFts5(store)
-
-    def after_commit(
-        self,
-        index_dir: Path,
-        store: Store,
-        streams: Mapping[int, tuple[str, ...]] | None,
-        rebuild: bool,
-    ) -> None:
-        # After the store's commit: a crash between the two leaves the index behind, and
-        # the next ingest catches it up from the store's generations.
-        WhooshIndex(index_dir).sync(store, streams, rebuild)
+    package = PACKAGE
+    engine = WhooshEngine
+    index = WhooshIndex
 
 
 ENGINE = WhooshEntry()

@@ -98,7 +98,7 @@ def normalise_name(text: str) -> str:
 
 def is_common_name(name: str) -> bool:
     """A title that is an everyday phrase (常见问题, README) or only function words."""
-    from kb.engines.contract import chinese_words  # deferred: 3 modules more
+    from kb.engines.similar import chinese_words  # deferred: 3 modules more
 
     folded = normalise_name(name)
     if folded in COMMON_NAMES:
@@ -223,7 +223,7 @@ def _whole_words(line: str, match: re.Match[str]) -> bool:
     """Whether a name found inside Chinese text starts and ends between words: 服务配置 is
     named in 加载服务配置 (加载|服务|配置) but not in 微服务配置 (微|服务|配置: a lone
     character before it that is not a function word is a piece of a word the dictionary
-    lacks, as ``kb.engines.contract.chinese_words`` reads it)."""
+    lacks, as ``kb.engines.similar.chinese_words`` reads it)."""
     edges = [
         edge
         for edge in (match.start(), match.end())

@@ -62,7 +62,7 @@ METADATA_CAP = 1.5
 METADATA_ONLY_ENTRIES = 3
 
 
-# A tag or series on more notes than the word ceiling (kb.engines.contract.frequency_ceiling) says
+# A tag or series on more notes than the word ceiling (kb.engines.similar.frequency_ceiling) says
 # little, but a small folder's one series (20 of 45 bundled notes) still counts.
 METADATA_MIN_CEILING = 50
 
@@ -138,7 +138,7 @@ def related(
     first. Genre words (``genre_words``; ``folder_names`` are the notes folders') are never
     evidence; notes of this note's series take at most SERIES_IN_TOP of the first
     SERIES_TOP places."""
-    from kb.engines.contract import frequency_ceiling  # deferred: 2 modules more
+    from kb.engines.similar import frequency_ceiling  # deferred: 2 modules more
 
     evidence: dict[int, _Evidence] = {}
 
@@ -443,7 +443,7 @@ def _excerpt(text: str) -> str:
 
 
 def _title_words(title: str) -> set[str]:
-    from kb.engines.contract import document_terms  # deferred: 2 modules more
+    from kb.engines.similar import document_terms  # deferred: 2 modules more
     from kb.ingest.documents import SearchDocument  # deferred: 5 modules more
 
     return set(document_terms(SearchDocument(title, "", "", "", "")))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.engines.contract import chinese_words, document_terms, frequency_ceiling
+from kb.engines.similar import chinese_words, document_terms, frequency_ceiling
 from kb.knowledge_base import KnowledgeBase
 from kb.query.stopwords import is_stop_word
 from tests.conftest import SAMPLE_NOTES, SHARED_CORPORA
