@@ -172,6 +172,9 @@ class EditorAnswers:
         pause()
         index.build_fuzzy()
         pause()
+        index.rank("", self._pinyin_of)  # `[[` alone: the notes by path
+        self.kept("stems", lambda: _stem_counts(self.names()))  # what a wikilink inserts
+        pause()
         self.suggestions()  # what diagnostics of a broken link suggest
 
     def _pinyin_of(self, note: NoteName) -> tuple[str, str]:
