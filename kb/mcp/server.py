@@ -5,9 +5,11 @@ reads easily plus the same facts as structured content."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
+import mcp.server.mcpserver.server as sdk_server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, ToolAnnotations
@@ -69,7 +71,8 @@ class KbServer(MCPServer[Any]):
     error saying how to allow writing (the tool is not listed there)."""
 
     def __init__(self, writable: bool, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        with _sdk_logging_left_to_kb():
+            super().__init__(**kwargs)
         self.writable = writable
         # Stopping (kb.mcp.transport): a signal waits for the writes under way, no more start.
         self.writes_under_way = 0
@@ -102,6 +105,19 @@ class KbServer(MCPServer[Any]):
             self.writes_under_way -= writes
             if self.stopping and not self.writes_under_way and self.when_writes_done:
                 self.when_writes_done()
+
+
+@contextlib.contextmanager
+def _sdk_logging_left_to_kb() -> Iterator[None]:
+    """MCPServer's constructor without its logging setup, which imports rich (about a
+    tenth of kb mcp's start before its first answer) to build a handler that
+    ``logging.basicConfig`` then drops: kb's handler (``log_to_stderr``) is in place."""
+    setup = sdk_server.configure_logging
+    sdk_server.configure_logging = lambda *args, **kwargs: None
+    try:
+        yield
+    finally:
+        sdk_server.configure_logging = setup
 
 
 def argument_errors(tool: str, error: ValidationError) -> str:

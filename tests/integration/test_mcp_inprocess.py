@@ -149,3 +149,25 @@ def test_kb_search_never_imports_the_sdk(make_kb: Callable[..., KnowledgeBase]) 
     )
     assert "redis.md" in done.stdout
     assert "loaded: []" in done.stderr
+
+
+def test_the_server_answers_without_loading_rich(kb: KnowledgeBase) -> None:
+    # The SDK's logging setup imported rich before the first answer, only to build a
+    # handler it then dropped: kb logs through its own.
+    script = (
+        "import asyncio, sys\n"
+        "from mcp.client import Client\n"
+        "from kb.knowledge_base import KnowledgeBase\n"
+        "from kb.mcp.server import build_server\n"
+        f"kb = KnowledgeBase.open({str(kb.home)!r})\n"
+        "async def main():\n"
+        "    async with Client(build_server(kb)) as client:\n"
+        "        found = await client.call_tool('search', {'query': 'skiplist'})\n"
+        "        print(found.structured_content['hits'][0]['path'])\n"
+        "asyncio.run(main())\n"
+        "print('rich loaded:', 'rich' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert done.stdout.split("\n")[:2] == ["redis.md", "rich loaded: False"], done.stderr
