@@ -45,7 +45,6 @@ log = logging.getLogger("kb.lsp")
 F = TypeVar("F", bound=Callable[..., Any])
 DIAGNOSTICS_DELAY = 0.1  # seconds of quiet typing before the open note is checked again
 EXPECT_FOR = 60.0  # seconds the files of a proposed workspace edit are looked at
-WARM_AFTER = 0.3  # seconds at most the warm-up waits for the first answer to go out
 
 
 _INVALID = object()  # a message that could not be read: answered already, then dropped
@@ -106,9 +105,9 @@ class KbLanguageServer(LanguageServer):
         self.pending: dict[str, asyncio.Task[None]] = {}
         self.ingest_lock = threading.Lock()
         self.started = False  # the store built (if missing) and the names warmed
+        self.warming = False  # the warm-up has been handed to the background thread
         self._busy = 0  # requests being answered (the warm-up steps aside meanwhile)
         self._busy_lock = threading.Lock()
-        self.answered = threading.Event()  # the first request has been answered
         # files a proposed workspace edit changes: until when, and their stamp before
         self.expected: dict[Path, tuple[float, tuple[int, int] | None]] = {}
         self.queue_lock = threading.Lock()  # guards the four below
@@ -236,19 +235,32 @@ class KbLanguageServer(LanguageServer):
         finally:
             with self._busy_lock:
                 self._busy -= 1
-            self.answered.set()
 
     # -- background work ---------------------------------------------------------------
 
     def start(self) -> None:
-        """Once: build the store when there is none (with progress), and load what the
-        first completion needs."""
+        """Once: build the store when there is none (with progress; its end warms the
+        names), else warm them if initialize did not already."""
         if self.started or self.kb is None:
             return
         self.started = True
         if not self.kb.config.store_path.exists():
             self.ingest_in_background([], "kb: building the store")
-        self.background.submit(_warm, self, self.kb)
+        else:
+            self.warm_in_background()
+
+    def warm_in_background(self) -> None:
+        """Once, in the background thread: load what the first completion needs (the
+        store, the names and their indexes, the modules they import). Called as soon as
+        initialize is answered, so the warm-up runs while the editor is still sending
+        ``initialized`` and opening its first note, not when completion is first asked."""
+        kb = self.kb
+        if self.warming or kb is None or not kb.config.store_path.exists():
+            return  # no store yet: the ingest that builds it warms at its end
+        self.warming = True
+        self.background.submit(_warm, self, kb)
+        with contextlib.suppress(KbError):
+            kb.generation()  # this thread's store (requests are answered here), opened now
 
     def ingest_in_background(self, paths: list[Path], title: str) -> None:
         """Re-ingest ``paths`` (or every note, for an empty list) in the ingest thread,
@@ -403,6 +415,9 @@ def build_server(kb_dir: Path | None) -> KbLanguageServer:
             else None
         )
         ls.kb, ls.kb_problem = open_knowledge_base(ls.kb_dir, _workspace_folder(params))
+        # pygls writes this request's answer as soon as the handler returns; the warm-up
+        # is queued behind it, so the answer never waits for it.
+        ls.loop.call_soon(ls.warm_in_background)
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: KbLanguageServer, params: types.InitializedParams) -> None:
@@ -521,8 +536,6 @@ def _warm(ls: KbLanguageServer, kb: KnowledgeBase) -> None:
         while ls.busy:
             time.sleep(0.002)
 
-    # The first answer goes first: the warm-up's CPU would only delay it.
-    ls.answered.wait(WARM_AFTER)
     try:
         kb.editor.warm(pause)
     except Exception as exc:

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _PARSES_KEPT = 64  # texts whose parse is kept (the open notes, and a few more)
 _PARSE_KEPT_UNDER = 1_000_000  # characters: a bigger buffer is parsed each time
+_SPELLED_BETWEEN_PAUSES = 200  # titles the warm-up spells between letting requests go first
 
 
 class EditorAnswers:
@@ -167,10 +168,20 @@ class EditorAnswers:
         requests go first."""
         pause()
         index = self.name_index()
-        pause()
+        # The titles spelled first, a few at a time (the longest step: a second at 10,000
+        # notes), pausing in between; the index is then put together from the kept
+        # spellings. The pause is never taken inside build_pinyin, which holds the lock a
+        # request needing pinyin waits on.
+        for number, entry in enumerate(e for e in index.entries if e.han):
+            if number % _SPELLED_BETWEEN_PAUSES == 0:
+                pause()
+            self._pinyin_of(entry.note)
         index.build_pinyin(self._pinyin_of)
         pause()
         index.build_fuzzy()
+        pause()
+        index.rank("", self._pinyin_of)  # `[[` alone: the notes by path
+        self.kept("stems", lambda: _stem_counts(self.names()))  # what a wikilink inserts
         pause()
         self.suggestions()  # what diagnostics of a broken link suggest
 

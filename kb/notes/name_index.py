@@ -148,7 +148,8 @@ class _FuzzyIndex:
     def __init__(self, entries: list[NameKeys], processed: dict[str, str]) -> None:
         from array import array  # deferred: on first use
 
-        from rapidfuzz import utils  # only when a typo needs it
+        # only when a typo needs it; fuzz and process too, which close() asks for next
+        from rapidfuzz import fuzz, process, utils  # noqa: F401
 
         owners: dict[str, list[int]] = {}
         for i, entry in enumerate(entries):
