@@ -23,6 +23,7 @@ from kb.text import one_line
 
 if TYPE_CHECKING:
     from kb.knowledge_base import KnowledgeBase
+    from kb.notes.views import NoteChoice
 
 _MAX_ITEMS = 200  # a shell shows no more usefully
 _TERM_PREFIXES = {
@@ -36,12 +37,7 @@ _TERM_PREFIXES = {
 def complete_notes(kb: KnowledgeBase | None, incomplete: str) -> list[CompletionItem]:
     """Note paths (relative to the notes root) and titles that start with ``incomplete``,
     any case; each path carries its title as the description (zsh and fish show it)."""
-    if kb is None:
-        return []
-    try:
-        choices = kb.note_choices()
-    except KbError:
-        return []
+    choices = _note_choices(kb)
     wanted = incomplete.casefold()
     paths = [
         CompletionItem(c.path, help=one_line(c.title))
@@ -54,6 +50,16 @@ def complete_notes(kb: KnowledgeBase | None, incomplete: str) -> list[Completion
         if c.title.casefold().startswith(wanted)
     ]
     return (paths + titles)[:_MAX_ITEMS]
+
+
+def _note_choices(kb: KnowledgeBase | None) -> list[NoteChoice]:
+    """Every note's path and title; none without a knowledge base or a readable store."""
+    if kb is None:
+        return []
+    try:
+        return kb.note_choices()
+    except KbError:
+        return []
 
 
 def complete_terms(kb: KnowledgeBase | None, kind: str, incomplete: str) -> list[CompletionItem]:
@@ -102,14 +108,12 @@ def _title_filter(title: str) -> str:
 
 def _complete_titles(kb: KnowledgeBase | None, incomplete: str) -> list[CompletionItem]:
     """Note titles that start with ``incomplete``, any case, each with its path."""
-    if kb is None:
-        return []
-    try:
-        choices = kb.note_choices()
-    except KbError:
-        return []
     wanted = incomplete.casefold()
-    found = {one_line(c.title): c.path for c in choices if c.title.casefold().startswith(wanted)}
+    found = {
+        one_line(c.title): c.path
+        for c in _note_choices(kb)
+        if c.title.casefold().startswith(wanted)
+    }
     return [CompletionItem(title, help=path) for title, path in found.items()][:_MAX_ITEMS]
 
 
