@@ -57,6 +57,14 @@ def children_of(pid: int) -> list[int]:
     return found
 
 
+def _runs_worker(pid: int) -> bool:
+    """Whether the process has exec'd kb's parse worker (its command line says so)."""
+    try:
+        return b"run_worker" in (PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return True  # exited: nothing is held
+
+
 def open_files(pid: int) -> dict[int, str]:
     """A process's descriptors and what they are; empty once it has exited."""
     try:
@@ -100,10 +108,12 @@ def test_killed_parallel_ingest_leaves_no_lock_and_no_hang(
             time.sleep(0.05)
             workers = [p for p in children_of(process.pid) if open_files(p)]
         assert len(workers) >= 2, "the ingest never started its parse workers"
-        # Started workers let go of the caller's pipes before they take work.
+        # Started workers let go of the caller's pipes before they take work. A worker
+        # is looked at once it runs its own program: between fork and exec a child
+        # still holds every descriptor of the parent, the lock too, for an instant.
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline and any(
-            open_files(p).get(1) != os.devnull for p in workers
+            open_files(p).get(1) != os.devnull or not _runs_worker(p) for p in workers
         ):
             time.sleep(0.05)
         for worker in workers:  # they hold neither the lock nor the caller's pipes
