@@ -1,7 +1,7 @@
 """The default engine: SQLite FTS5 in the store's own database, written in the same
 transaction as the notes, so the store and the index can never disagree.
 
-Text is tokenized by kb (``kb.query.tokenize``) before it reaches FTS5; FTS5's own tokenizer
+Text is tokenized by kb (``kb.words.tokenize``) before it reaches FTS5; FTS5's own tokenizer
 is set to split on whitespace only, so every kb token is one FTS5 token. The table is
 contentless (the notes table already holds the text): to remove a note, kb rebuilds its
 old tokens from the store, which is exact as long as the tokenizer is unchanged. The
@@ -23,7 +23,6 @@ from kb.engines.contract import (
 )
 from kb.engines.similar import document_terms, index_tokens, more_like_this
 from kb.errors import StoreError
-from kb.ingest.documents import SearchDocument
 from kb.query import plan
 from kb.query.plan import (
     QueryPlan,
@@ -34,6 +33,7 @@ from kb.query.plan import (
 )
 from kb.query.syntax import And, Field, Node, Not, Phrase, Query, Word
 from kb.store import Store, filter_clause
+from kb.words.documents import SearchDocument
 
 TABLE = "note_fts"
 COLUMNS = plan.STREAMS  # one column per stream

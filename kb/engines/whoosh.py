@@ -31,8 +31,8 @@ from kb.query.plan import QueryPlan, Text, plan_query
 from kb.query.syntax import And, Field, Node, Not, Or, Phrase, Query, Word
 
 if TYPE_CHECKING:
-    from kb.ingest.documents import SearchDocument
     from kb.store import Store
+    from kb.words.documents import SearchDocument
 
 FOLDER = "whoosh"
 META_KEY = "__meta__"

@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from kb.errors import KbError, file_kind
-from kb.ingest.documents import document_of
 from kb.ingest.walk import (
     NoteFile,
 )
 from kb.models import ParsedNote, Problem
 from kb.store import NoteRecord, pack_text
+from kb.words.documents import document_of
 
 if TYPE_CHECKING:
     pass

@@ -1,7 +1,7 @@
 """What every engine indexes and what every query asks of it, engine-neutral.
 
-**Stream layout.** Each field of a search document (``kb.ingest.documents.FIELDS``) gives two
-token streams (``kb.query.tokenize.index_streams``): the main stream (whole Latin tokens and
+**Stream layout.** Each field of a search document (``kb.words.documents.FIELDS``) gives two
+token streams (``kb.words.tokenize.index_streams``): the main stream (whole Latin tokens and
 Chinese bigrams, in text order) named after the field, and the side stream (identifier
 parts, the last character of each Chinese run, dictionary words) named ``<field>_x``.
 
@@ -20,12 +20,12 @@ from importlib.util import find_spec
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kb.ingest.documents import FIELDS, SearchDocument
 from kb.query.syntax import And, Field, Node, Not, Or, Query, Word
 from kb.query.syntax import Phrase as QueryPhrase
-from kb.query.tokenize import cjk_bigrams, index_streams, latin_parts, normalise, segments
 from kb.text import CJK_CHAR
 from kb.values import Value
+from kb.words.documents import FIELDS, SearchDocument
+from kb.words.tokenize import cjk_bigrams, index_streams, latin_parts, normalise, segments
 
 if TYPE_CHECKING:
     from kb.query.reading import Reading

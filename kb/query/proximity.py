@@ -16,7 +16,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Sequence
 
-from kb.query.tokenize import tokens
+from kb.words.tokenize import tokens
 
 # A pair this many tokens apart or more is apart: Meilisearch's cap (its distances stop
 # at 8). Nearer than that, a pair is near, whatever the distance: the engine's own score

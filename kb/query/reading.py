@@ -4,7 +4,7 @@ The parser (``kb.query``) knows the syntax; this module knows the notes' words (
 store's vocabulary) and the glossary, and turns what was typed into what to look for:
 
 - a run of Chinese is split into the words the notes use (``怎样保证消息队列高可用`` →
-  保证, 消息队列, 高可用), and function words (``kb.query.stopwords``) carry no requirement;
+  保证, 消息队列, 高可用), and function words (``kb.words.stopwords``) carry no requirement;
 - glued scripts are separate words (``显存带宽是GPU的瓶颈``), but a name joined by a
   symbol stays one name (``B+树`` is B followed by 树, never B and 树 anywhere);
 - each content word gets alternatives in tiers: the word itself (casefolded, with its
@@ -36,11 +36,11 @@ from kb.query.splitting import (
     split_started,
     split_word,
 )
-from kb.query.stopwords import STOP_WORDS
 from kb.query.syntax import MAX_TERMS, And, Field, Node, Not, Or, Query, Word
 from kb.query.syntax import Phrase as QueryPhrase
-from kb.query.tokenize import latin_parts, normalise, segments
 from kb.values import Value
+from kb.words.stopwords import STOP_WORDS
+from kb.words.tokenize import latin_parts, normalise, segments
 
 if TYPE_CHECKING:
     from kb.query.glossary import Glossary

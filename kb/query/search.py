@@ -18,9 +18,9 @@ from kb.query.snippets import (
 )
 from kb.query.splitting import close_spellings
 from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
-from kb.query.tokenize import normalise
 from kb.store import Store
 from kb.text import clean_line, json_text
+from kb.words.tokenize import normalise
 
 if TYPE_CHECKING:
     from kb.meaning.hybrid import Found, Meaning, Why
