@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.links.connections import CONTEXT_CHARS, INDEX_STEMS, Mention, read_note_file
-from kb.links.resolve import NoteName
+from kb.names.resolve import NoteName
 from kb.parse.fences import code_lines
 from kb.text import CJK_CHAR, clean_line
 from kb.words.stopwords import is_stop_word

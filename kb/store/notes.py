@@ -10,8 +10,8 @@ from operator import itemgetter
 from typing import Any
 
 from kb.errors import StoreError
-from kb.links.resolve import NoteName
 from kb.models import Problem
+from kb.names.resolve import NoteName
 from kb.store.connection import id_table
 from kb.store.problems import ProblemDao
 from kb.store.rows import (

@@ -156,7 +156,7 @@ _FACE_ALLOWED = (
     "kb.query.syntax",  # the query length cap
     "kb.notes.editor",  # the editor server: the cursor's context, a link's place on its line
     "kb.notes.buffer",  # the editor server: an unsaved buffer read as kb reads a note
-    "kb.links.resolve",  # fold: names compared as the naming rule compares them
+    "kb.names.resolve",  # fold: names compared as the naming rule compares them
     "kb.models",  # Link, Heading: what the parser returns
     "kb.parse.decode",  # a file on disk read as ingest reads it
     "kb.help",  # the pages `kb help` prints (copies of docs/) and their topics

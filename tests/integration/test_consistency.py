@@ -12,7 +12,7 @@ import pytest
 
 from kb.engines.fts5 import COLUMNS, TABLE
 from kb.knowledge_base import KnowledgeBase
-from kb.links.resolve import LinkIndex
+from kb.names.resolve import LinkIndex
 from kb.query.plan import document_streams
 
 FOLDERS = ["", "a", "a/b", "c"]
