@@ -171,8 +171,8 @@ def engine_seconds(kb: Any, queries: list[BenchQuery]) -> list[float]:
     ``engine.search(plan, POOL)`` timed (median of WARM_ROUNDS); no tiers, no snippets."""
     from kb.query.plan import plan_query
     from kb.query.reading import FEW_MATCHES, read_query
-    from kb.query.search import POOL
     from kb.query.syntax import parse_query
+    from kb.search.run import POOL
 
     engine = kb.engine()
     store = kb._store

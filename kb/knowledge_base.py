@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from kb.notes.naming import NoteRef
     from kb.notes.views import NoteChoice, NotePage, NoteSummary, TagNode
     from kb.query.glossary import Glossary
-    from kb.query.search import SearchResults
+    from kb.search.run import SearchResults
     from kb.store.sql import QueryResult
 
 P = ParamSpec("P")
@@ -208,7 +208,7 @@ class KnowledgeBase:
         ``explain`` tells each hit how it was ranked (its ``why``). Raises
         QuerySyntaxError for bad syntax.
         """
-        from kb.query.search import run_search  # deferred: 10 modules more
+        from kb.search.run import run_search  # deferred: 10 modules more
 
         return run_search(
             self._store,

@@ -187,7 +187,7 @@ class QueryPlan(Value):
     # Each word's plan with its alternatives (kb.query.reading): what a note must match for it.
     expanded: tuple[tuple[Word, Text], ...] = ()
     # Matches must match this too, and it scores nothing: the same query's best among the
-    # notes whose title holds its words (kb.query.search asks for those beside the best).
+    # notes whose title holds its words (kb.search.run asks for those beside the best).
     within: Text | None = None
 
     def text_of(self, node: Node) -> Text | None:

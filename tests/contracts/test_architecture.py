@@ -136,7 +136,7 @@ _FACE_ALLOWED = (
     "kb.knowledge_base",
     "kb.errors",
     "kb.text",
-    "kb.query.search",
+    "kb.search.run",
     "kb.links.connections",
     "kb.notes.naming",  # NoteRef
     "kb.links.check",  # CheckProblem

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING, NamedTuple
 from kb.engines.contract import EngineHit, SearchEngine
 from kb.query.plan import AllOf, InTitle, QueryPlan, Text, plan_query
 from kb.query.reading import FEW_MATCHES, Reading, describe, read_query
-from kb.query.snippets import (
+from kb.query.splitting import close_spellings
+from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
+from kb.search.snippets import (
     highlight_spans,
     make_snippet,
     plan_patterns,
     reading_patterns,
     word_patterns,
 )
-from kb.query.splitting import close_spellings
-from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
 from kb.store import Store
 from kb.text import clean_line, json_text
 from kb.words.tokenize import normalise
@@ -362,7 +362,7 @@ def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:
     forms = [word_patterns(r) for r in reading.words if not r.fragment]
     if len(forms) < 2:
         return {}
-    from kb.query.proximity import one_pattern, pairs_apart  # for queries of several words
+    from kb.search.proximity import one_pattern, pairs_apart  # for queries of several words
 
     words = [one_pattern(patterns) for patterns in forms]
 
