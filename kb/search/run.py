@@ -358,7 +358,7 @@ def _title_plan(reading: Reading, planned: QueryPlan, fragments: bool) -> Text |
 
 def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:
     """For each note, how many pairs of the query's neighbouring words it holds only far
-    apart, in its title and its text (``kb.query.proximity``): 0 is every pair near."""
+    apart, in its title and its text (``kb.search.proximity``): 0 is every pair near."""
     forms = [word_patterns(r) for r in reading.words if not r.fragment]
     if len(forms) < 2:
         return {}
