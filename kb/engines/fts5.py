@@ -24,25 +24,27 @@ from kb.engines.contract import (
 from kb.engines.similar import document_terms, index_tokens, more_like_this
 from kb.errors import StoreError
 from kb.query import plan
-from kb.query.plan import (
-    QueryPlan,
-    document_streams,
-    plan_query,
-    query_signature,
-    tokenizer_signature,
-)
+from kb.query.plan import QueryPlan, plan_query
 from kb.query.syntax import And, Field, Node, Not, Phrase, Query, Word
 from kb.store import Store, filter_clause
 from kb.words.documents import SearchDocument
+from kb.words.streams import (
+    SIDE_STREAMS,
+    STREAMS,
+    TITLE_STREAMS,
+    document_streams,
+    query_signature,
+    tokenizer_signature,
+)
 
 TABLE = "note_fts"
-COLUMNS = plan.STREAMS  # one column per stream
+COLUMNS = STREAMS  # one column per stream
 # Title, aliases and tags outrank headings, which outrank body and code; the side streams
 # (parts, single characters, dictionary words) count half of their main stream.
 WEIGHTS = (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25)
 _WEIGHTS_SQL = ", ".join(str(w) for w in WEIGHTS)
-SIDE_COLUMNS = "{" + " ".join(plan.SIDE_STREAMS) + "}"
-TITLE_COLUMNS = "{" + " ".join(plan.TITLE_STREAMS) + "}"
+SIDE_COLUMNS = "{" + " ".join(SIDE_STREAMS) + "}"
+TITLE_COLUMNS = "{" + " ".join(TITLE_STREAMS) + "}"
 _DDL = (
     f"CREATE VIRTUAL TABLE {TABLE} USING fts5({', '.join(COLUMNS)}, content='', "
     "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'\")",

@@ -29,9 +29,9 @@ from kb.ingest.walk import (
 )
 from kb.models import Problem
 from kb.names.resolve import LinkIndex, host_of_url
-from kb.query.plan import document_streams, vocabulary_words
 from kb.store import FileStamp, NoteRecord, StatStamp, Store
 from kb.store.names import StoreLinkIndex, entry_hashes
+from kb.words.streams import document_streams, vocabulary_words
 
 if TYPE_CHECKING:
     from kb.names.resolve import NoteName

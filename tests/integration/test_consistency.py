@@ -13,7 +13,7 @@ import pytest
 from kb.engines.fts5 import COLUMNS, TABLE
 from kb.knowledge_base import KnowledgeBase
 from kb.names.resolve import LinkIndex
-from kb.query.plan import document_streams
+from kb.words.streams import document_streams
 
 FOLDERS = ["", "a", "a/b", "c"]
 STEMS = ["foo", "bar", "baz", "index", "README", "qux"]

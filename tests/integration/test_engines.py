@@ -21,7 +21,7 @@ from kb.engines.registry import (
 )
 from kb.errors import KbError
 from kb.knowledge_base import KnowledgeBase
-from kb.query.plan import STREAMS, document_streams
+from kb.words.streams import STREAMS, document_streams
 
 
 def test_names_and_entries() -> None:
@@ -107,8 +107,8 @@ def test_every_stream_of_the_layout_is_filled() -> None:
     ],
 )
 def test_vocabulary_words(title: str, body: str, known: tuple[str, ...], expected: set) -> None:
-    from kb.query.plan import vocabulary_words
     from kb.words.documents import SearchDocument
+    from kb.words.streams import vocabulary_words
 
     streams = document_streams(SearchDocument(title, "", "", body, ""))
     found = vocabulary_words(streams, frozenset(known))
