@@ -59,7 +59,7 @@ def instrument(timer: Timer) -> None:
     import kb.search.run as search
 
     search.read_query = timer.wrap("plan", search.read_query)
-    search.plan_query = timer.wrap("plan", search.plan_query)
+    search.Reading.plan = timer.wrap("plan", search.Reading.plan)
     search._order = timer.wrap("order", search._order)
     search._nearness = timer.wrap("proximity", search._nearness)
     for name in ("make_snippet", "highlight_spans"):

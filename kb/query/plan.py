@@ -9,15 +9,11 @@ or the tokenizer again.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from kb.query.syntax import And, Field, Node, Not, Or, Query, Word
 from kb.query.syntax import Phrase as QueryPhrase
 from kb.values import Value
 from kb.words.tokenize import cjk_bigrams, latin_parts, normalise, segments
-
-if TYPE_CHECKING:
-    from kb.query.reading import Reading
 
 
 class Term(Value):
@@ -99,21 +95,23 @@ class QueryPlan(Value):
         return QueryPlan(**{**fields, "within": within})
 
 
-def plan_query(query: Query, reading: Reading | None = None) -> QueryPlan:
-    """What ``query`` asks of the streams; with a ``reading`` (kb.query.reading), its words as
-    read: split, with their alternatives."""
-    read = reading.query if reading is not None else query
-    expanded = reading.word_plans() if reading is not None else {}
+def plan_query(
+    query: Query,
+    read: Query | None = None,
+    expanded: Mapping[Word, Text] | None = None,
+    boosts: tuple[str, ...] | None = None,
+) -> QueryPlan:
+    """What ``query`` asks of the streams. A reading (``kb.query.reading.Reading.plan``)
+    gives the query as ``read`` (Chinese runs split, function words dropped), each word's
+    plan with its alternatives (``expanded``) and the dictionary words worth boosting."""
+    read = read if read is not None else query
+    expanded = expanded or {}
     ranking = (text_plan(term, expanded) for term in read.positive_terms())
     return QueryPlan(
         root=read.root,
         required=text_plan(read.root, expanded),
         ranking=tuple(t for t in ranking if t is not None),
-        boosts=(
-            reading.boosts
-            if reading is not None and reading.boosts is not None
-            else tuple(query.dictionary_pieces(MAX_BOOSTS))
-        ),
+        boosts=boosts if boosts is not None else tuple(query.dictionary_pieces(MAX_BOOSTS)),
         title_key=query.title_key(),
         expanded=tuple(expanded.items()),
     )

@@ -24,7 +24,19 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from kb.query import plan
-from kb.query.plan import MAX_BOOSTS, AllOf, AnyOf, Prefix, Sequence, Term, phrase_plan, word_plan
+from kb.query.plan import (
+    MAX_BOOSTS,
+    AllOf,
+    AnyOf,
+    Bigrams,
+    Prefix,
+    QueryPlan,
+    Sequence,
+    Term,
+    phrase_plan,
+    plan_query,
+    word_plan,
+)
 from kb.query.splitting import (
     MIN_SPLIT_PIECE,
     Lexicon,
@@ -142,6 +154,11 @@ class Reading(Value):
         """Each word's plan with every alternative: what a note must match for the word."""
         return {r.word: _any(*r.alternatives()) for r in self.words}
 
+    def plan(self, typed: Query) -> QueryPlan:
+        """What the query asks of the engines, its words as read (``typed``: the query as
+        parsed, which gives the title key)."""
+        return plan_query(typed, self.query, self.word_plans(), self.boosts)
+
     def reading_of(self, word: Word) -> WordReading | None:
         for reading in self.words:
             if reading.word == word:
@@ -195,8 +212,6 @@ def read_query(
     )
     # A glossary term kept whole that also matches as its words apart: the notes holding
     # it intact come first, as for a run that was split.
-    from kb.query.plan import AllOf, Bigrams
-
     for reading in words:
         apart = any(isinstance(v, AllOf) for v in reading.variants)
         if apart and isinstance(reading.exact, Bigrams) and reading.exact not in intact:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from kb.engines.contract import EngineHit, SearchEngine
-from kb.query.plan import AllOf, InTitle, QueryPlan, Text, plan_query
+from kb.query.plan import AllOf, InTitle, QueryPlan, Text
 from kb.query.reading import FEW_MATCHES, Reading, describe, read_query
 from kb.query.splitting import close_spellings
 from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
@@ -127,7 +127,7 @@ def run_search(
         None if exact else glossary,
         exact=exact,
     )
-    planned = plan_query(query, reading)
+    planned = reading.plan(query)
     results = SearchResults(query, notices=reading.notices())
     if not engine.is_ready():
         results.warning = "the search index is missing or behind the notes: run 'kb ingest'"
@@ -137,7 +137,7 @@ def run_search(
     loose: list[EngineHit] = []
     if reading.relaxable and len(strict) < RELAX_BELOW:
         seen = {hit.note_id for hit in strict}
-        relaxed_plan = plan_query(query, _relaxed(reading))
+        relaxed_plan = _relaxed(reading).plan(query)
         loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
     order = _order(store, engine, reading, planned, strict, loose, facts, plain)
