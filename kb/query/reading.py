@@ -1,6 +1,6 @@
 """Reading a query as people type it, before any engine sees it.
 
-The parser (``kb.query``) knows the syntax; this module knows the notes' words (the
+The parser (``kb.query.syntax``) knows the syntax; this module knows the notes' words (the
 store's vocabulary) and the glossary, and turns what was typed into what to look for:
 
 - a run of Chinese is split into the words the notes use (``怎样保证消息队列高可用`` →

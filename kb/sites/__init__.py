@@ -2,7 +2,8 @@
 the URLs a Hugo, Jekyll or docs site publishes each note at, by the generator's own rules.
 
 Pure rules over a folder's config files and a note's front matter: ingest stores the URLs
-as the note's site addresses, and link resolution (``kb.links``) looks links up in them.
+as the note's site addresses, and link resolution (``kb.names.resolve``) looks links up in
+them.
 """
 
 from __future__ import annotations
