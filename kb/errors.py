@@ -1,4 +1,7 @@
-"""Domain errors, each carrying the exit code the CLI turns it into."""
+"""Domain errors, each carrying the exit code the CLI turns it into, and the wording of what
+the OS reports: an OS error (``os_error_message``), a file that is no regular file
+(``file_kind``: the walk, ingest's reader and kb.yaml's reader in config say it alike; in
+the walk, config would import ingest, below the floors that read config, and a circle)."""
 
 import errno
 import stat
