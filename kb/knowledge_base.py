@@ -208,7 +208,7 @@ class KnowledgeBase:
         ``explain`` tells each hit how it was ranked (its ``why``). Raises
         QuerySyntaxError for bad syntax.
         """
-        from kb.search.run import run_search  # deferred: 10 modules more
+        from kb.search.run import run_search  # deferred: 12 modules more
 
         return run_search(
             self._store,

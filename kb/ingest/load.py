@@ -157,7 +157,7 @@ def _not_a_file(file: NoteFile, kind: str, size: int, mtime_ns: int) -> LoadResu
 
 
 def search_streams(parsed: ParsedNote, rel: str) -> tuple[str, ...]:
-    from kb.words.streams import document_streams  # deferred: 3 modules more
+    from kb.words.streams import document_streams  # deferred: 1 module more
 
     return document_streams(document_of(parsed, rel))
 

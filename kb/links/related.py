@@ -444,7 +444,7 @@ def _excerpt(text: str) -> str:
 
 def _title_words(title: str) -> set[str]:
     from kb.engines.similar import document_terms  # deferred: 2 modules more
-    from kb.words.documents import SearchDocument  # deferred: 5 modules more
+    from kb.words.documents import SearchDocument  # deferred: 4 modules more
 
     return set(document_terms(SearchDocument(title, "", "", "", "")))
 
