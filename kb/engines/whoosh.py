@@ -29,10 +29,11 @@ from kb.errors import KbError, StoreError, os_error_message
 from kb.query import plan
 from kb.query.plan import QueryPlan, Text, plan_query
 from kb.query.syntax import And, Field, Node, Not, Or, Phrase, Query, Word
+from kb.words.streams import STREAMS
 
 if TYPE_CHECKING:
-    from kb.ingest.documents import SearchDocument
     from kb.store import Store
+    from kb.words.documents import SearchDocument
 
 FOLDER = "whoosh"
 META_KEY = "__meta__"
@@ -52,8 +53,8 @@ SCHEMA_VERSION = "2"
 
 
 def whoosh_fields(streams: tuple[str, ...]) -> dict[str, str]:
-    """kb's ten streams (see plan.STREAMS) as the six whoosh fields."""
-    by_column = dict(zip(plan.STREAMS, streams, strict=True))
+    """kb's ten streams (see kb.words.streams.STREAMS) as the six whoosh fields."""
+    by_column = dict(zip(STREAMS, streams, strict=True))
     fields = {}
     for field, columns in _SOURCES.items():
         fields[field] = _SEPARATOR.join(by_column[c] for c in columns)

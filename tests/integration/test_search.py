@@ -216,9 +216,9 @@ def test_index_follows_edits_removals_and_renames(kb: KnowledgeBase) -> None:
 
 
 def test_index_is_rebuilt_when_the_tokenizer_changes(kb: KnowledgeBase, monkeypatch) -> None:
-    import kb.query.plan as plan
+    import kb.words.streams as streams
 
-    monkeypatch.setattr(plan, "TOKENIZER_VERSION", "test-changed")
+    monkeypatch.setattr(streams, "TOKENIZER_VERSION", "test-changed")
     assert not kb.engine().is_ready()
     assert kb.search("显存").warning
     assert kb.ingest().changed == 0

@@ -7,20 +7,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from kb.engines.contract import EngineHit, SearchEngine
-from kb.query.plan import AllOf, InTitle, QueryPlan, Text, plan_query
+from kb.query.plan import AllOf, InTitle, QueryPlan, Text
 from kb.query.reading import FEW_MATCHES, Reading, describe, read_query
-from kb.query.snippets import (
+from kb.query.splitting import close_spellings
+from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
+from kb.search.snippets import (
     highlight_spans,
     make_snippet,
     plan_patterns,
     reading_patterns,
     word_patterns,
 )
-from kb.query.splitting import close_spellings
-from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
-from kb.query.tokenize import normalise
 from kb.store import Store
 from kb.text import clean_line, json_text
+from kb.words.tokenize import normalise
 
 if TYPE_CHECKING:
     from kb.meaning.hybrid import Found, Meaning, Why
@@ -127,7 +127,7 @@ def run_search(
         None if exact else glossary,
         exact=exact,
     )
-    planned = plan_query(query, reading)
+    planned = reading.plan(query)
     results = SearchResults(query, notices=reading.notices())
     if not engine.is_ready():
         results.warning = "the search index is missing or behind the notes: run 'kb ingest'"
@@ -137,7 +137,7 @@ def run_search(
     loose: list[EngineHit] = []
     if reading.relaxable and len(strict) < RELAX_BELOW:
         seen = {hit.note_id for hit in strict}
-        relaxed_plan = plan_query(query, _relaxed(reading))
+        relaxed_plan = _relaxed(reading).plan(query)
         loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
     order = _order(store, engine, reading, planned, strict, loose, facts, plain)
@@ -358,11 +358,11 @@ def _title_plan(reading: Reading, planned: QueryPlan, fragments: bool) -> Text |
 
 def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:
     """For each note, how many pairs of the query's neighbouring words it holds only far
-    apart, in its title and its text (``kb.query.proximity``): 0 is every pair near."""
+    apart, in its title and its text (``kb.search.proximity``): 0 is every pair near."""
     forms = [word_patterns(r) for r in reading.words if not r.fragment]
     if len(forms) < 2:
         return {}
-    from kb.query.proximity import one_pattern, pairs_apart  # for queries of several words
+    from kb.search.proximity import one_pattern, pairs_apart  # for queries of several words
 
     words = [one_pattern(patterns) for patterns in forms]
 
