@@ -215,9 +215,11 @@ class WhooshEngine:
         return self._ix
 
     def _reading(self, action: Callable[[], Any]) -> Any:
-        """Run a read of the index; a file that turns out damaged mid-read says so."""
+        """Run a read of the index; a file that turns out damaged mid-read says so.
+        One retry only: whoosh's reader already retries a file a commit replaced (ten
+        times, 50 ms apart), so five of ours made a missing segment file wait 3 s."""
         try:
-            return _retry(action)
+            return _retry(action, attempts=2)
         except KbError:
             raise
         except Exception as exc:
