@@ -4,6 +4,8 @@
 token streams (``kb.query.tokenize.index_streams``): the main stream (whole Latin tokens and
 Chinese bigrams, in text order) named after the field, and the side stream (identifier
 parts, the last character of each Chinese run, dictionary words) named ``<field>_x``.
+The document's straddle marks (``kb.query.tokenize.Straddles``: a short Chinese piece it
+holds only inside or across longer words, never as a word) end the ``body_x`` stream.
 
 **Query plan.** ``plan_query`` turns a parsed query into what it asks of those streams:
 a tree of terms, prefixes, token sequences, ANDs and ORs, plus the optional dictionary
@@ -23,7 +25,15 @@ from typing import TYPE_CHECKING
 from kb.ingest.documents import FIELDS, SearchDocument
 from kb.query.syntax import And, Field, Node, Not, Or, Query, Word
 from kb.query.syntax import Phrase as QueryPhrase
-from kb.query.tokenize import cjk_bigrams, index_streams, latin_parts, normalise, segments
+from kb.query.tokenize import (
+    STRADDLE_MARK,
+    Straddles,
+    cjk_bigrams,
+    index_streams,
+    latin_parts,
+    normalise,
+    segments,
+)
 from kb.text import CJK_CHAR
 from kb.values import Value
 
@@ -36,7 +46,7 @@ STREAMS = tuple(name for field in FIELDS for name in (field, f"{field}_x"))
 TITLE_STREAMS = ("title", "title_x")
 SIDE_STREAMS = tuple(name for name in STREAMS if name.endswith("_x"))
 # Bump when kb's tokens change: every index is then rebuilt by the next ingest.
-TOKENIZER_VERSION = "3"
+TOKENIZER_VERSION = "4"  # 4: straddle marks
 
 
 def query_signature() -> str:
@@ -72,8 +82,13 @@ def document_streams(document: SearchDocument) -> tuple[str, ...]:
     """The streams of a document in ``STREAMS`` order, each space-separated tokens."""
 
     streams: list[str] = []
+    straddles = Straddles()
     for field in document.fields():
-        streams.extend(index_streams(field))
+        streams.extend(index_streams(field, straddles=straddles))
+    marks = straddles.marks()
+    if marks:
+        body_x = STREAMS.index("body_x")
+        streams[body_x] = " ".join(filter(None, (streams[body_x], *marks)))
     return tuple(streams)
 
 
@@ -94,7 +109,7 @@ def vocabulary_words(
     main -= side  # a side token's words include whatever it would give as a main one
     words: set[tuple[str, str]] = set()
     for token in side:
-        if len(token) <= _MAX_WORD:
+        if len(token) <= _MAX_WORD and token[0] != STRADDLE_MARK:
             if _starts_cjk(token):
                 if len(token) > 1:
                     words.add((token, "cjk"))

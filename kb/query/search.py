@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from kb.engines.contract import EngineHit, SearchEngine
-from kb.query.plan import AllOf, InTitle, QueryPlan, Text, plan_query
-from kb.query.reading import FEW_MATCHES, Reading, describe, read_query
+from kb.query.plan import AllOf, AnyOf, InTitle, QueryPlan, Term, Text, plan_query
+from kb.query.reading import FEW_MATCHES, Reading, WordReading, describe, read_query
 from kb.query.snippets import (
     highlight_spans,
     make_snippet,
@@ -18,7 +18,7 @@ from kb.query.snippets import (
 )
 from kb.query.splitting import close_spellings
 from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
-from kb.query.tokenize import normalise
+from kb.query.tokenize import STRADDLE_SIZES, normalise, segments, straddle_mark
 from kb.store import Store
 from kb.text import clean_line, json_text
 
@@ -245,7 +245,11 @@ def _order(
     hits = [h for h in (*strict, *loose) if h.note_id in facts]
     ids = [h.note_id for h in hits]
     labels = [r.shown_as or r.word.text for r in reading.words]
+    straddled = [_straddled(engine, r, ids) for r in reading.words] if ids else []
     if (plain and not loose) or not ids:
+        # A note holding the word only inside longer words follows the others.
+        if any(straddled):
+            hits.sort(key=lambda h: h.note_id in straddled[0])
         return [(h.note_id, h.score, list(labels), []) for h in hits]
     strict_ids = {h.note_id for h in strict}
     loose_ids = [h.note_id for h in loose if h.note_id in facts]
@@ -297,6 +301,7 @@ def _order(
         position, hit = item
         note_id = hit.note_id
         held = sum(meaning[i] for i, h in enumerate(holding) if note_id in h)
+        inside_words = sum(note_id in s for s in straddled)
         whole = sum(note_id in t for t in intact)
         titled = facts[note_id][0].lower() == planned.title_key
         # Words held as typed (not only by a variant or a partner) weigh more, softly: a
@@ -311,6 +316,7 @@ def _order(
         return (
             note_id not in strict_ids,
             -held,
+            inside_words,
             not titled,
             note_id not in titled_all,
             -whole,
@@ -336,6 +342,24 @@ def _order(
         ]
         result.append((note_id, hit.score, matched, missing))
     return result
+
+
+def _straddled(engine: SearchEngine, word: WordReading, ids: list[int]) -> set[int]:
+    """The notes among ``ids`` that hold a short Chinese word only inside or across longer
+    words (限流 only in 无限流量: kb.query.tokenize.Straddles), and none of its other forms."""
+    text = word.word.text
+    if word.fragment or len(text) not in STRADDLE_SIZES or not _is_chinese(text):
+        return set()
+    found = engine.holders(Term(straddle_mark(text)), ids)
+    others = word.alternatives()[1:]
+    if found and others:
+        found -= engine.holders(others[0] if len(others) == 1 else AnyOf(others), list(found))
+    return found
+
+
+def _is_chinese(text: str) -> bool:
+    runs = list(segments(text))
+    return len(runs) == 1 and runs[0].kind == "cjk" and runs[0].text == text
 
 
 def _plain(reading: Reading) -> bool:
