@@ -39,7 +39,7 @@ TABLE = "note_fts"
 COLUMNS = plan.STREAMS  # one column per stream
 # Title, aliases and tags outrank headings, which outrank body and code; the side streams
 # (parts, single characters, dictionary words) count half of their main stream.
-WEIGHTS = (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25)
+WEIGHTS = (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25, 0.0)  # marks: never scored
 _WEIGHTS_SQL = ", ".join(str(w) for w in WEIGHTS)
 SIDE_COLUMNS = "{" + " ".join(plan.SIDE_STREAMS) + "}"
 TITLE_COLUMNS = "{" + " ".join(plan.TITLE_STREAMS) + "}"

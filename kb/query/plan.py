@@ -4,8 +4,9 @@
 token streams (``kb.query.tokenize.index_streams``): the main stream (whole Latin tokens and
 Chinese bigrams, in text order) named after the field, and the side stream (identifier
 parts, the last character of each Chinese run, dictionary words) named ``<field>_x``.
-The document's straddle marks (``kb.query.tokenize.Straddles``: a short Chinese piece it
-holds only inside or across longer words, never as a word) end the ``body_x`` stream.
+A last stream, ``marks``, holds the document's straddle marks (``kb.query.tokenize.Straddles``:
+a short Chinese piece it holds only inside or across longer words, never as a word); it only
+matches and never scores, so no note's lengths or scores change for holding some.
 
 **Query plan.** ``plan_query`` turns a parsed query into what it asks of those streams:
 a tree of terms, prefixes, token sequences, ANDs and ORs, plus the optional dictionary
@@ -26,7 +27,6 @@ from kb.ingest.documents import FIELDS, SearchDocument
 from kb.query.syntax import And, Field, Node, Not, Or, Query, Word
 from kb.query.syntax import Phrase as QueryPhrase
 from kb.query.tokenize import (
-    STRADDLE_MARK,
     Straddles,
     cjk_bigrams,
     index_streams,
@@ -42,11 +42,12 @@ if TYPE_CHECKING:
 
 # -- the stream layout ---------------------------------------------------------------
 
-STREAMS = tuple(name for field in FIELDS for name in (field, f"{field}_x"))
+MARKS = "marks"  # the straddle marks: matched (which notes hold one), never scored
+STREAMS = (*(name for field in FIELDS for name in (field, f"{field}_x")), MARKS)
 TITLE_STREAMS = ("title", "title_x")
 SIDE_STREAMS = tuple(name for name in STREAMS if name.endswith("_x"))
 # Bump when kb's tokens change: every index is then rebuilt by the next ingest.
-TOKENIZER_VERSION = "4"  # 4: straddle marks
+TOKENIZER_VERSION = "4"  # 4: the marks stream
 
 
 def query_signature() -> str:
@@ -85,10 +86,7 @@ def document_streams(document: SearchDocument) -> tuple[str, ...]:
     straddles = Straddles()
     for field in document.fields():
         streams.extend(index_streams(field, straddles=straddles))
-    marks = straddles.marks()
-    if marks:
-        body_x = STREAMS.index("body_x")
-        streams[body_x] = " ".join(filter(None, (streams[body_x], *marks)))
+    streams.append(" ".join(straddles.marks()))
     return tuple(streams)
 
 
@@ -103,13 +101,15 @@ def vocabulary_words(
     main: set[str] = set()
     side: set[str] = set()
     for name, stream in zip(STREAMS, streams, strict=True):
+        if name == MARKS:
+            continue
         (side if name.endswith("_x") else main).update(stream.split())
     side -= known
     main -= known
     main -= side  # a side token's words include whatever it would give as a main one
     words: set[tuple[str, str]] = set()
     for token in side:
-        if len(token) <= _MAX_WORD and token[0] != STRADDLE_MARK:
+        if len(token) <= _MAX_WORD:
             if _starts_cjk(token):
                 if len(token) > 1:
                     words.add((token, "cjk"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from kb.ingest.documents import SearchDocument
-from kb.query.plan import STREAMS, document_streams, vocabulary_words
-from kb.query.tokenize import Straddles, index_streams, straddle_mark, word_boundaries
+from kb.query.plan import MARKS, STREAMS, document_streams, vocabulary_words
+from kb.query.tokenize import Straddles, index_streams, word_boundaries
 
 
 def _marked(*fields: str) -> set[str]:
@@ -62,11 +62,12 @@ def test_word_boundaries(
     assert word_boundaries(size, words) == expected
 
 
-def test_marks_end_the_body_side_stream_and_are_no_vocabulary() -> None:
+def test_marks_are_a_stream_of_their_own_and_no_vocabulary() -> None:
     document = SearchDocument("手机套餐", "", "", "这个月换了无限流量套餐", "")
     streams = dict(zip(STREAMS, document_streams(document), strict=True))
-    assert streams["body_x"].split()[-1] == straddle_mark("限流")
-    assert straddle_mark("限流") not in streams["body"].split()
+    # 手机|套餐, 无限|流量|套餐: 限流量 ends a word, so it is no mark
+    assert streams[MARKS].split() == ["~机套", "~量套", "~限流"]
+    assert not any(t.startswith("~") for n, s in streams.items() if n != MARKS for t in s.split())
     words = {word for word, _ in vocabulary_words(tuple(streams.values()))}
     assert not any(word.startswith("~") for word in words)
     assert "流量" in words
