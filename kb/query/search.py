@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -140,7 +141,8 @@ def run_search(
         relaxed_plan = plan_query(query, _relaxed(reading))
         loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
-    order = _order(store, engine, reading, planned, strict, loose, facts, plain)
+    typed = {t.text for t in query.positive_terms() if isinstance(t, Word)}
+    order = _order(store, engine, reading, planned, strict, loose, facts, plain, typed)
     found: dict[int, Found] = {}
     why: dict[int, Why] = {}
     if meaning is not None and not exact:
@@ -235,9 +237,12 @@ def _order(
     loose: list[EngineHit],
     facts: dict[int, tuple[str, int]],
     plain: bool,
+    typed: AbstractSet[str],
 ) -> list[tuple[int, float, list[str], list[str]]]:
     """(note, score, words matched, words missing), best first; ``plain`` (one word as
-    typed): the engine's order is kept.
+    typed): the engine's order is kept, but for a note holding it only inside longer
+    words; ``typed``: the query's words as typed (a note holding one of them only inside
+    longer words ranks after the others).
 
     The engine is asked only what it answers cheaply: which of the candidates hold a
     word as typed (terms, not prefixes), which hold every word in their title, and, for
@@ -245,7 +250,11 @@ def _order(
     hits = [h for h in (*strict, *loose) if h.note_id in facts]
     ids = [h.note_id for h in hits]
     labels = [r.shown_as or r.word.text for r in reading.words]
-    straddled = [_straddled(engine, r, ids) for r in reading.words] if ids else []
+    # Only words typed as such: a piece kb cut from a typed run (算出 of 指数算出来太大) is
+    # a guess at a word, as uncertain as the note's cut.
+    straddled = [
+        _straddled(engine, r, ids) if ids and r.word.text in typed else set() for r in reading.words
+    ]
     if (plain and not loose) or not ids:
         # A note holding the word only inside longer words follows the others.
         if any(straddled):
