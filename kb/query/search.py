@@ -130,7 +130,8 @@ def run_search(
     )
     planned = plan_query(query, reading)
     results = SearchResults(query, notices=reading.notices())
-    if not engine.is_ready():
+    ready = engine.is_ready()
+    if not ready:
         results.warning = "the search index is missing or behind the notes: run 'kb ingest'"
     pool = max(limit, POOL)
     plain = _plain(reading)
@@ -141,7 +142,9 @@ def run_search(
         relaxed_plan = plan_query(query, _relaxed(reading))
         loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
-    typed = {t.text for t in query.positive_terms() if isinstance(t, Word)}
+    # An index behind the notes may be an older kb's, without the straddle marks (tantivy's
+    # schema would not know the field): the words' rule waits for the ingest it asks for.
+    typed = {t.text for t in query.positive_terms() if isinstance(t, Word)} if ready else set()
     order = _order(store, engine, reading, planned, strict, loose, facts, plain, typed)
     found: dict[int, Found] = {}
     why: dict[int, Why] = {}
