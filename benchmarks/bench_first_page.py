@@ -3,7 +3,7 @@
     python benchmarks/bench_first_page.py --homes DIR ... [--pool 30] [--against 0]
                                           [--limit 20] [--rounds 1] [--generated 60]
 
-kb's search asks the engine for its best ``POOL`` notes (kb.query.search.POOL, 30) and
+kb's search asks the engine for its best ``POOL`` notes (kb.search.run.POOL, 30) and
 orders only those by its own rules (every word held, title equal to the query, a title
 holding every word, intact runs, hubs below, words as typed). Ordering every note that
 matches instead would cost a holders look-up per word over all of them. This script runs
@@ -39,7 +39,7 @@ def first_page(kb: Any, text: str, prefix: bool, limit: int) -> list[str]:
 def compare(home: Path, queries: list[tuple[str, bool]], args: argparse.Namespace) -> dict:
     """First pages with the pool against first pages with ``--against`` (default: every
     note), and the seconds of each, timed in turns after one untimed pass."""
-    import kb.query.search as search
+    import kb.search.run as search
 
     kb = open_kb(home)
     kept_pool = search.POOL

@@ -149,7 +149,7 @@ def picked_calls(kb_dir: Path, repeat: int, seed: int) -> list[tuple[str, dict[s
 
 
 def facade_searches(kb_dir: Path, queries: list[str]) -> list[float]:
-    """kb.query.search as the search tool calls it, without the protocol: what the round trip
+    """kb.search.run as the search tool calls it, without the protocol: what the round trip
     costs beyond kb itself, on the same machine minutes apart."""
     from kb.mcp.tools.read import SEARCH_LIMIT
 

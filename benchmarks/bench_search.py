@@ -487,7 +487,7 @@ def warm_up(kb: Any, queries: list[BenchQuery], result: SizeResult) -> dict[Benc
             continue
         except Exception as error:  # a crash inside kb: no figure is worth reporting
             raise BenchError(
-                f"kb.query.search({query.text!r}) raised {type(error).__name__}: {error}"
+                f"kb.search.run({query.text!r}) raised {type(error).__name__}: {error}"
             ) from error
         if results.warning:
             result.warnings.append(f"query {query.text!r}: kb warns {results.warning!r}")

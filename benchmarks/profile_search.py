@@ -3,7 +3,7 @@ snippets (issue 40). bench_search.py's queries on one knowledge base, in this pr
 
     python benchmarks/profile_search.py KB_DIR [--queries 60] [--rounds 3] [--seed 1] [--tree DIR]
 
-The parts are timed by wrapping kb.query.search's own functions (nothing else changes):
+The parts are timed by wrapping kb.search.run's own functions (nothing else changes):
 plan is reading and planning the query (with the engine's counts the reading asks for),
 engine the engine's ranked searches, page rules the ordering of the candidates (the engine
 asked which of them hold each word, the title rules, hubs) less proximity, proximity the
@@ -56,10 +56,10 @@ class Timer:
 
 
 def instrument(timer: Timer) -> None:
-    import kb.query.search as search
+    import kb.search.run as search
 
     search.read_query = timer.wrap("plan", search.read_query)
-    search.plan_query = timer.wrap("plan", search.plan_query)
+    search.Reading.plan = timer.wrap("plan", search.Reading.plan)
     search._order = timer.wrap("order", search._order)
     search._nearness = timer.wrap("proximity", search._nearness)
     for name in ("make_snippet", "highlight_spans"):

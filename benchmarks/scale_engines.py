@@ -169,10 +169,9 @@ def measure_warm(home: Path, queries: list[BenchQuery], er: EngineResult) -> Non
 def engine_seconds(kb: Any, queries: list[BenchQuery]) -> list[float]:
     """The engine's part alone: each query read and planned once, then
     ``engine.search(plan, POOL)`` timed (median of WARM_ROUNDS); no tiers, no snippets."""
-    from kb.query.plan import plan_query
     from kb.query.reading import FEW_MATCHES, read_query
-    from kb.query.search import POOL
     from kb.query.syntax import parse_query
+    from kb.search.run import POOL
 
     engine = kb.engine()
     store = kb._store
@@ -182,7 +181,7 @@ def engine_seconds(kb: Any, queries: list[BenchQuery]) -> list[float]:
         reading = read_query(
             parsed, store.vocabulary, lambda t: engine.count(t, FEW_MATCHES), kb.glossary()
         )
-        plans.append(plan_query(parsed, reading))
+        plans.append(reading.plan(parsed))
     for planned in plans:  # untimed
         engine.search(planned, POOL)
     medians = []

@@ -1,4 +1,8 @@
-"""Domain errors, each carrying the exit code the CLI turns it into."""
+"""Domain errors, each carrying the exit code the CLI turns it into, and the wording of what
+the OS reports: an OS error (``os_error_message``), a file that is no regular file
+(``file_kind``: the walk, ingest's reader and config's kb.yaml reader say it alike). It stays
+here: in the walk, config would import ingest, a circle with the walk and a way up to ingest
+for the engines, meaning and sites, which read config."""
 
 import errno
 import stat

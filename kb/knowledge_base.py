@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from kb.config import CONFIG_NAME, Config, load_config
 from kb.errors import KbError, UsageError
-from kb.links.resolve import host_of_url
 from kb.locations import (
     find_knowledge_base,
     init_knowledge_base,
@@ -19,6 +18,7 @@ from kb.locations import (
     shown_file,
     shown_note_path,
 )
+from kb.names.resolve import host_of_url
 from kb.store import Store, store_errors, telling_store_errors
 from kb.store.names import StoreLinkIndex
 
@@ -28,9 +28,9 @@ if TYPE_CHECKING:
     from kb.ingest.run import IngestStats, ProgressCallback
     from kb.links.moves import Moves
     from kb.links.note_links import NoteLinks
-    from kb.links.resolve import LinkIndex
     from kb.locations import InitResult
     from kb.meaning.by_meaning import ByMeaning
+    from kb.names.resolve import LinkIndex
     from kb.notes.browse import Follow
     from kb.notes.editor_answers import EditorAnswers
     from kb.notes.guarded import GuardedNotes
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from kb.notes.naming import NoteRef
     from kb.notes.views import NoteChoice, NotePage, NoteSummary, TagNode
     from kb.query.glossary import Glossary
-    from kb.query.search import SearchResults
+    from kb.search.run import SearchResults
     from kb.store.sql import QueryResult
 
 P = ParamSpec("P")
@@ -208,7 +208,7 @@ class KnowledgeBase:
         ``explain`` tells each hit how it was ranked (its ``why``). Raises
         QuerySyntaxError for bad syntax.
         """
-        from kb.query.search import run_search  # deferred: 10 modules more
+        from kb.search.run import run_search  # deferred: 12 modules more
 
         return run_search(
             self._store,

@@ -164,12 +164,18 @@ def show_problems(stats: IngestStats) -> None:
 
 
 class ProgressReporter:
-    """A rich progress bar on stderr when it is a terminal; nothing otherwise."""
+    """A rich progress bar on stderr when it is a terminal; nothing otherwise. An ingest
+    reports its phases in turn through one callback (the notes read, then the notes
+    embedded for meaning): an update after a bar reached its total starts the next."""
+
+    PHASES = ("ingesting", "embedding for meaning")
 
     def __init__(self, enabled: bool) -> None:
         self.enabled = enabled and sys.stderr.isatty()
         self.bar: Any = None
         self.task: Any = None
+        self.finished = False
+        self.phase = -1
 
     def __enter__(self) -> Any:
         if not self.enabled:
@@ -177,12 +183,19 @@ class ProgressReporter:
         from rich.console import Console  # deferred: loads rich
 
         # deferred: loads rich
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeRemainingColumn,
+        )
 
         self.bar = Progress(
-            TextColumn("ingesting"),
+            TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
+            TimeRemainingColumn(),
             console=Console(stderr=True),
             transient=True,
         )
@@ -190,9 +203,13 @@ class ProgressReporter:
         return self.update
 
     def update(self, done: int, total: int) -> None:
-        if self.task is None:
-            self.task = self.bar.add_task("ingest", total=total)
-        self.bar.update(self.task, completed=done)
+        if self.task is None or self.finished:
+            if self.task is not None:
+                self.bar.remove_task(self.task)
+            self.phase = min(self.phase + 1, len(self.PHASES) - 1)
+            self.task = self.bar.add_task(self.PHASES[self.phase], total=total)
+        self.bar.update(self.task, completed=done, total=total)
+        self.finished = done >= total
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:

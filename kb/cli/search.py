@@ -11,7 +11,7 @@ from kb.cli.complete import complete_search_query
 from kb.cli.output import highlight, open_kb, path_line, use_color
 
 if TYPE_CHECKING:
-    from kb.query.search import SearchHit
+    from kb.search.run import SearchHit
 
 
 _EVERY = 2**31 - 1  # kb search --all: a limit no knowledge base reaches

@@ -13,10 +13,10 @@ from kb.errors import StoreError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from kb.ingest.documents import SearchDocument
     from kb.query.plan import QueryPlan, Text
     from kb.query.syntax import Query
     from kb.store import Store
+    from kb.words.documents import SearchDocument
 
 # A note like another, as an engine finds it: its id, a score 0..1, the words the two share.
 # kb.links.related turns these into Related notes with a reason a reader can check.

@@ -1,7 +1,7 @@
 """The default engine: SQLite FTS5 in the store's own database, written in the same
 transaction as the notes, so the store and the index can never disagree.
 
-Text is tokenized by kb (``kb.query.tokenize``) before it reaches FTS5; FTS5's own tokenizer
+Text is tokenized by kb (``kb.words.tokenize``) before it reaches FTS5; FTS5's own tokenizer
 is set to split on whitespace only, so every kb token is one FTS5 token. The table is
 contentless (the notes table already holds the text): to remove a note, kb rebuilds its
 old tokens from the store, which is exact as long as the tokenizer is unchanged. The
@@ -23,37 +23,40 @@ from kb.engines.contract import (
 )
 from kb.engines.similar import document_terms, index_tokens, more_like_this
 from kb.errors import StoreError
-from kb.ingest.documents import SearchDocument
 from kb.query import plan
-from kb.query.plan import (
-    QueryPlan,
+from kb.query.plan import QueryPlan, plan_query
+from kb.query.syntax import And, Field, Node, Not, Phrase, Query, Word
+from kb.store import Store, filter_clause
+from kb.words.documents import SearchDocument
+from kb.words.streams import (
+    MARKS,
+    SIDE_STREAMS,
+    STREAMS,
+    TITLE_STREAMS,
     document_streams,
-    plan_query,
     query_signature,
     tokenizer_signature,
 )
-from kb.query.syntax import And, Field, Node, Not, Phrase, Query, Word
-from kb.query.tokenize import STRADDLE_MARK
-from kb.store import Store, filter_clause
+from kb.words.tokenize import STRADDLE_MARK
 
 TABLE = "note_fts"
-COLUMNS = tuple(s for s in plan.STREAMS if s != plan.MARKS)  # one column per stream
-# The straddle marks (kb.query.plan.MARKS) have a table of their own: FTS5's bm25 divides
+COLUMNS = tuple(s for s in STREAMS if s != MARKS)  # one column per stream
+# The straddle marks (kb.words.streams.MARKS) have a table of their own: FTS5's bm25 divides
 # by a row's length over all its columns, so in a column of note_fts, even unweighted, they
 # would move every score (microservice.yaml's second page on jekyll-blog-zh).
 MARKS_TABLE = "note_marks"
-_MARKS_AT = plan.STREAMS.index(plan.MARKS)
+_MARKS_AT = STREAMS.index(MARKS)
 # Title, aliases and tags outrank headings, which outrank body and code; the side streams
 # (parts, single characters, dictionary words) count half of their main stream.
 WEIGHTS = (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25)
 _WEIGHTS_SQL = ", ".join(str(w) for w in WEIGHTS)
-SIDE_COLUMNS = "{" + " ".join(plan.SIDE_STREAMS) + "}"
-TITLE_COLUMNS = "{" + " ".join(plan.TITLE_STREAMS) + "}"
+SIDE_COLUMNS = "{" + " ".join(SIDE_STREAMS) + "}"
+TITLE_COLUMNS = "{" + " ".join(TITLE_STREAMS) + "}"
 _TOKENIZE = "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'\""
 _DDL = (
     f"CREATE VIRTUAL TABLE {TABLE} USING fts5({', '.join(COLUMNS)}, content='', {_TOKENIZE})",
     f"CREATE VIRTUAL TABLE {TABLE}_vocab USING fts5vocab({TABLE}, 'row')",
-    f"CREATE VIRTUAL TABLE {MARKS_TABLE} USING fts5({plan.MARKS}, content='', {_TOKENIZE})",
+    f"CREATE VIRTUAL TABLE {MARKS_TABLE} USING fts5({MARKS}, content='', {_TOKENIZE})",
 )
 _META_SIGNATURE = "fts5_signature"
 _META_GENERATION = "fts5_generation"
@@ -91,7 +94,7 @@ class Fts5Writer:
         )
         if marks:
             self.conn.execute(
-                f"INSERT INTO {MARKS_TABLE}(rowid, {plan.MARKS}) VALUES (?, ?)", (note_id, marks)
+                f"INSERT INTO {MARKS_TABLE}(rowid, {MARKS}) VALUES (?, ?)", (note_id, marks)
             )
 
     def delete(self, documents: list[tuple[int, SearchDocument]]) -> None:
@@ -105,7 +108,7 @@ class Fts5Writer:
             )
             if marks:
                 self.conn.execute(
-                    f"INSERT INTO {MARKS_TABLE}({MARKS_TABLE}, rowid, {plan.MARKS}) "
+                    f"INSERT INTO {MARKS_TABLE}({MARKS_TABLE}, rowid, {MARKS}) "
                     "VALUES ('delete', ?, ?)",
                     (note_id, marks),
                 )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from kb.engines.contract import SimilarNote
-    from kb.ingest.documents import SearchDocument
+    from kb.words.documents import SearchDocument
 
 MLT_CANDIDATES = 50  # the note's most frequent words: enough to find the distinctive ones
 MLT_TERMS = 25
@@ -93,7 +93,7 @@ def more_like_this(
 def _is_mlt_term(token: str, cjk: bool) -> bool:
     """Words worth comparing notes by: Latin words of 3+ letters, Chinese dictionary words
     of 2+ characters, neither of them a stop word."""
-    from kb.query.stopwords import is_stop_word  # deferred: 2 modules more
+    from kb.words.stopwords import is_stop_word  # deferred: 2 modules more
 
     if is_stop_word(token):
         return False
@@ -116,7 +116,7 @@ def chinese_words(run: str) -> list[str]:
     pieces of a longer word (实现|高|可用); numbers with their measure word go too."""
     import rjieba  # ~110 ms to load: only related notes and indexing need it
 
-    from kb.query.stopwords import is_stop_word  # deferred: 2 modules more
+    from kb.words.stopwords import is_stop_word  # deferred: 2 modules more
 
     words: list[str] = []
     for word in rjieba.cut(run):
@@ -156,7 +156,7 @@ def index_tokens(word: str) -> list[str]:
 def document_terms(document: SearchDocument) -> Counter[str]:
     """Whole-word counts of a document (Latin words and Chinese dictionary words, no stop
     words), title and headings counting more than body text."""
-    from kb.query.tokenize import normalise, segments  # deferred: 17 modules more
+    from kb.words.tokenize import normalise, segments  # deferred: 17 modules more
 
     counts: Counter[str] = Counter()
     body = _LATEX_COMMAND.sub(" ", document.body)  # \frac, \text: markup, not words

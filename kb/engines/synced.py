@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar, NamedTuple, Protocol
 
 from kb.engines import contract
 from kb.errors import KbError, StoreError, os_error_message
-from kb.query import plan
+from kb.words.streams import document_streams, query_signature, tokenizer_signature
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from kb.engines.fts5 import DroppedFts5
     from kb.store import Store
 
-# The tokens of the notes an ingest wrote, by note id (kb.query.plan.STREAMS, in order).
+# The tokens of the notes an ingest wrote, by note id (kb.words.streams.STREAMS, in order).
 Streams = Mapping[int, tuple[str, ...]]
 
 
@@ -50,7 +50,7 @@ class Package(NamedTuple):
 
 def index_signature(engine: str, schema_version: str) -> str:
     """What an index's tokens depend on: its schema and kb's tokenizer."""
-    return f"{engine} {schema_version}; {plan.tokenizer_signature()}"
+    return f"{engine} {schema_version}; {tokenizer_signature()}"
 
 
 def in_step(state: tuple[int, str] | None, store: Store, engine: str, schema_version: str) -> bool:
@@ -59,7 +59,7 @@ def in_step(state: tuple[int, str] | None, store: Store, engine: str, schema_ver
     return (
         state is not None
         and state[0] == store.generation
-        and state[1].startswith(f"{engine} {schema_version}; {plan.query_signature()};")
+        and state[1].startswith(f"{engine} {schema_version}; {query_signature()};")
         and state[1].endswith(f"; store {store.meta.store_id}")
     )
 
@@ -132,7 +132,7 @@ def note_streams(
         if columns is None:
             if note_id not in documents:
                 continue  # removed meanwhile
-            columns = plan.document_streams(documents[note_id])
+            columns = document_streams(documents[note_id])
         yield note_id, columns
 
 

@@ -47,8 +47,8 @@ from kb.query.plan import QueryPlan, Text, plan_query
 from kb.query.syntax import And, Field, Node, Not, Or, Phrase, Query, Word
 
 if TYPE_CHECKING:
-    from kb.ingest.documents import SearchDocument
     from kb.store import Store
+    from kb.words.documents import SearchDocument
 
 # Text under an AND is matched only among the notes its filters kept, up to this many
 # (a term set of note ids); past it, matched everywhere and intersected.

@@ -29,10 +29,11 @@ from kb.errors import KbError, StoreError, os_error_message
 from kb.query import plan
 from kb.query.plan import QueryPlan, Text, plan_query
 from kb.query.syntax import And, Field, Node, Not, Or, Phrase, Query, Word
+from kb.words.streams import MARKS, STREAMS
 
 if TYPE_CHECKING:
-    from kb.ingest.documents import SearchDocument
     from kb.store import Store
+    from kb.words.documents import SearchDocument
 
 FOLDER = "whoosh"
 META_KEY = "__meta__"
@@ -42,25 +43,26 @@ WRITER_TIMEOUT = 10.0
 # kb's ten streams go into six fields: title (alone, for `title:`), head (aliases, tags,
 # headings) and body (text and code), each with its main and side stream. A separator token
 # that kb's tokenizer never produces keeps phrases from running across the parts.
-FIELDS = ("title", "title_x", "head", "head_x", "body", "body_x", plan.MARKS)
+FIELDS = ("title", "title_x", "head", "head_x", "body", "body_x", MARKS)
 _SOURCES = {"title": ("title",), "head": ("meta", "headings"), "body": ("body", "code")}
 _SEPARATOR = " \u241e "
 SIDE = tuple(f for f in FIELDS if f.endswith("_x"))
 _MAIN = ("title", "head", "body")  # the fields holding bigrams
 TITLE = ("title", "title_x")
 _WEIGHT = {"title": 10.0, "title_x": 5.0, "head": 5.0, "head_x": 2.5, "body": 1.0, "body_x": 0.5}
-_WEIGHT[plan.MARKS] = 0.0  # the straddle marks only match (kb.query.plan.MARKS)
+_WEIGHT[MARKS] = 0.0  # the straddle marks only match (kb.words.streams.MARKS)
 SCHEMA_VERSION = "3"  # 3: the marks field
 
 
 def whoosh_fields(streams: tuple[str, ...]) -> dict[str, str]:
-    """kb's streams (see plan.STREAMS) as the whoosh fields: ten in six, and the marks."""
-    by_column = dict(zip(plan.STREAMS, streams, strict=True))
+    """kb's streams (see kb.words.streams.STREAMS) as the whoosh fields: ten in six, and
+    the marks."""
+    by_column = dict(zip(STREAMS, streams, strict=True))
     fields = {}
     for field, columns in _SOURCES.items():
         fields[field] = _SEPARATOR.join(by_column[c] for c in columns)
         fields[f"{field}_x"] = _SEPARATOR.join(by_column[f"{c}_x"] for c in columns)
-    fields[plan.MARKS] = by_column[plan.MARKS]
+    fields[MARKS] = by_column[MARKS]
     return fields
 
 
@@ -217,9 +219,11 @@ class WhooshEngine:
         return self._ix
 
     def _reading(self, action: Callable[[], Any]) -> Any:
-        """Run a read of the index; a file that turns out damaged mid-read says so."""
+        """Run a read of the index; a file that turns out damaged mid-read says so.
+        One retry only: whoosh's reader already retries a file a commit replaced (ten
+        times, 50 ms apart), so five of ours made a missing segment file wait 3 s."""
         try:
-            return _retry(action)
+            return _retry(action, attempts=2)
         except KbError:
             raise
         except Exception as exc:

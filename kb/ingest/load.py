@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from kb.errors import KbError, file_kind
-from kb.ingest.documents import document_of
 from kb.ingest.walk import (
     NoteFile,
 )
 from kb.models import ParsedNote, Problem
 from kb.store import NoteRecord, pack_text
+from kb.words.documents import document_of
 
 if TYPE_CHECKING:
     pass
@@ -157,7 +157,7 @@ def _not_a_file(file: NoteFile, kind: str, size: int, mtime_ns: int) -> LoadResu
 
 
 def search_streams(parsed: ParsedNote, rel: str) -> tuple[str, ...]:
-    from kb.query.plan import document_streams  # deferred: 3 modules more
+    from kb.words.streams import document_streams  # deferred: 1 module more
 
     return document_streams(document_of(parsed, rel))
 

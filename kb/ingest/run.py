@@ -27,14 +27,14 @@ from kb.ingest.walk import (
     note_path,
     scan_root,
 )
-from kb.links.resolve import LinkIndex, host_of_url
 from kb.models import Problem
-from kb.query.plan import document_streams, vocabulary_words
+from kb.names.resolve import LinkIndex, host_of_url
 from kb.store import FileStamp, NoteRecord, StatStamp, Store
 from kb.store.names import StoreLinkIndex, entry_hashes
+from kb.words.streams import document_streams, vocabulary_words
 
 if TYPE_CHECKING:
-    from kb.links.resolve import NoteName
+    from kb.names.resolve import NoteName
 
 ProgressCallback = Callable[[int, int], None]
 _BATCH = 200

@@ -114,7 +114,7 @@ class Suggestions:
     that share the most of its start or of its end (_NearNames)."""
 
     def __init__(self, store: Store, full_scan: int = _FULL_SCAN) -> None:
-        from kb.links.resolve import fold, site_path  # deferred: 3 modules more
+        from kb.names.resolve import fold, site_path  # deferred: 3 modules more
 
         # A note is named by its path (with its root's name when there are several).
         self.paths = store.notes.paths()
@@ -129,7 +129,7 @@ class Suggestions:
         self._near = _NearNames(self.choices) if len(self.choices) > full_scan else None
 
     def close_to(self, target: str, kind: str) -> list[str]:
-        from kb.links.resolve import fold, site_path  # deferred: 3 modules more
+        from kb.names.resolve import fold, site_path  # deferred: 3 modules more
 
         wanted = fold(unquote(target)) if kind in _NAME_KINDS else site_path(target)
         wanted = wanted.removesuffix(".md")

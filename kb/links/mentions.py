@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.links.connections import CONTEXT_CHARS, INDEX_STEMS, Mention, read_note_file
-from kb.links.resolve import NoteName
+from kb.names.resolve import NoteName
 from kb.parse.fences import code_lines
-from kb.query.stopwords import is_stop_word
 from kb.text import CJK_CHAR, clean_line
+from kb.words.stopwords import is_stop_word
 
 # (root name, path inside the root) -> the note's file, or None when it may not be read
 FileOf = Callable[[str, str], Path | None]

@@ -177,7 +177,7 @@ def related(
     for co in store.links.co_linked(note_id):
         add(co.note_id, "co-linked", 0.3 / math.log(2 + co.shared_degree), "1")
     document = store.notes.search_documents([note_id])
-    from kb.query.stopwords import is_general_word  # deferred: 2 modules more
+    from kb.words.stopwords import is_general_word  # deferred: 2 modules more
 
     def is_distinctive(word: str) -> bool:
         if word.casefold() in genre:
@@ -444,7 +444,7 @@ def _excerpt(text: str) -> str:
 
 def _title_words(title: str) -> set[str]:
     from kb.engines.similar import document_terms  # deferred: 2 modules more
-    from kb.ingest.documents import SearchDocument  # deferred: 5 modules more
+    from kb.words.documents import SearchDocument  # deferred: 4 modules more
 
     return set(document_terms(SearchDocument(title, "", "", "", "")))
 

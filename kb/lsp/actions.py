@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from kb.links.resolve import NoteName, fold
 from kb.lsp.document import Open, applies_file_operation, link_under, opened, uri_of
+from kb.names.resolve import NoteName, fold
 from kb.notes.buffer import BufferLink
 from kb.notes.editor import (
     WIKILINK,

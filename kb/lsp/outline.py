@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from kb.links.resolve import fold
 from kb.lsp.document import (
     Open,
     heading_line,
@@ -15,6 +14,7 @@ from kb.lsp.document import (
     opened,
     uri_of,
 )
+from kb.names.resolve import fold
 from kb.notes.editor import outline
 
 if TYPE_CHECKING:

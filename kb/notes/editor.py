@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import NamedTuple
 from urllib.parse import quote, unquote
 
-from kb.links.resolve import NoteName, fold
 from kb.models import DEFAULT_TYPED_LINK_KEYS, Heading, Link
+from kb.names.resolve import NoteName, fold
 from kb.notes.naming import fuzzy_scores
 from kb.text import slugify
 

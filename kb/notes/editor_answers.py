@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from urllib.parse import unquote
 
 from kb.errors import UsageError
-from kb.links.resolve import fold
+from kb.names.resolve import fold
 from kb.notes.buffer import (
     Buffer,
     BufferProblem,
@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from kb.config import Config
     from kb.links.check import Suggestions
     from kb.links.moving import MovePlan
-    from kb.links.resolve import LinkIndex, NoteName
     from kb.models import ParsedNote
+    from kb.names.resolve import LinkIndex, NoteName
     from kb.notes.editor import NameKeys, PlacedLink, RankedNote
     from kb.notes.name_index import NameIndex, PinyinSpeller
     from kb.notes.naming import NoteRef

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from kb.notes.editor import FUZZY_OFFERED, NameKeys, RankedNote, fold_width, name_keys
 
 if TYPE_CHECKING:
-    from kb.links.resolve import NoteName
+    from kb.names.resolve import NoteName
 
 PinyinOf = Callable[["NoteName"], tuple[str, str]]
 _SEPARATOR = "\0"

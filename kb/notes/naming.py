@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.errors import KbError, UsageError
-from kb.links.resolve import NoteName, fold
+from kb.names.resolve import NoteName, fold
 from kb.text import clean_line
 
 if TYPE_CHECKING:

@@ -1,3 +1,3 @@
-"""Reading a search: the query language, how a typed query is read (words, Chinese runs, typos,
-glossary partners), the engine-neutral plan, kb's tokenizer, and the results with snippets.
+"""The query language, below the engines: its syntax, how a typed query is read (words,
+Chinese runs, typos, glossary partners) and the engine-neutral plan every engine runs.
 """

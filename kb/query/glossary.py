@@ -10,7 +10,7 @@ partners, both ways, and every member of the entry is a partner of every other.
 Engine-neutral and cheap: stdlib only, the file is read once, on the first
 ``load_glossary`` call, never at import, and partners are gathered when asked for, so
 building a glossary costs next to nothing after the first. Terms are compared after
-``kb.query.tokenize.normalise`` (NFKC + case folding) with runs of spaces collapsed, so
+``kb.words.tokenize.normalise`` (NFKC + case folding) with runs of spaces collapsed, so
 ``GPU  Memory`` and ``gpu memory`` are one term.
 """
 
@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from functools import cache
 
 from kb.errors import KbError
-from kb.query.tokenize import normalise
+from kb.words.tokenize import normalise
 
 SHIPPED_SOURCE = "kb/data/glossary.tsv"
 # A term's partners, at most: each is one more alternative a query word searches (the

@@ -1,139 +1,19 @@
-"""What every engine indexes and what every query asks of it, engine-neutral.
+"""What every query asks of the streams (``kb.words.streams``), engine-neutral.
 
-**Stream layout.** Each field of a search document (``kb.ingest.documents.FIELDS``) gives two
-token streams (``kb.query.tokenize.index_streams``): the main stream (whole Latin tokens and
-Chinese bigrams, in text order) named after the field, and the side stream (identifier
-parts, the last character of each Chinese run, dictionary words) named ``<field>_x``.
-A last stream, ``marks``, holds the document's straddle marks (``kb.query.tokenize.Straddles``:
-a short Chinese piece it holds only inside or across longer words, never as a word); it only
-matches and never scores, so no note's lengths or scores change for holding some.
-
-**Query plan.** ``plan_query`` turns a parsed query into what it asks of those streams:
-a tree of terms, prefixes, token sequences, ANDs and ORs, plus the optional dictionary
-boosts and the title key. The engines translate a plan to their own syntax (FTS5 MATCH
-strings, whoosh Query objects) and never look at the query text or the tokenizer again.
+``plan_query`` turns a parsed query into a tree of terms, prefixes, token sequences, ANDs and
+ORs, plus the optional dictionary boosts and the title key. The engines translate a plan to
+their own syntax (FTS5 MATCH strings, whoosh Query objects) and never look at the query text
+or the tokenizer again.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
-from collections.abc import Set as AbstractSet
-from importlib.util import find_spec
-from pathlib import Path
-from typing import TYPE_CHECKING
 
-from kb.ingest.documents import FIELDS, SearchDocument
 from kb.query.syntax import And, Field, Node, Not, Or, Query, Word
 from kb.query.syntax import Phrase as QueryPhrase
-from kb.query.tokenize import (
-    Straddles,
-    cjk_bigrams,
-    index_streams,
-    latin_parts,
-    normalise,
-    segments,
-)
-from kb.text import CJK_CHAR
 from kb.values import Value
-
-if TYPE_CHECKING:
-    from kb.query.reading import Reading
-
-# -- the stream layout ---------------------------------------------------------------
-
-MARKS = "marks"  # the straddle marks: matched (which notes hold one), never scored
-STREAMS = (*(name for field in FIELDS for name in (field, f"{field}_x")), MARKS)
-TITLE_STREAMS = ("title", "title_x")
-SIDE_STREAMS = tuple(name for name in STREAMS if name.endswith("_x"))
-# Bump when kb's tokens change: every index is then rebuilt by the next ingest.
-TOKENIZER_VERSION = "4"  # 4: the marks stream
-
-
-def query_signature() -> str:
-    """What searching depends on: how kb tokenizes and the stream layout."""
-    return f"kb-tokenizer {TOKENIZER_VERSION}; schema {len(STREAMS)}"
-
-
-def tokenizer_signature() -> str:
-    """What the index's tokens depend on, the segmenter's dictionary (rjieba) included."""
-    return f"{query_signature()}; rjieba {_installed_version('rjieba')}"
-
-
-def _installed_version(package: str) -> str:
-    """A package's installed version, read from the .dist-info folder beside it: every
-    ingest asks, and importlib.metadata takes ~60 ms to load and search sys.path."""
-
-    spec = find_spec(package)
-    if spec is None or spec.origin is None:
-        return "?"
-    folder = Path(spec.origin).parent.parent
-    found = sorted(folder.glob(f"{package}-*.dist-info"))
-    if len(found) == 1:
-        return found[0].name[len(package) + 1 : -len(".dist-info")]
-    from importlib.metadata import PackageNotFoundError, version  # deferred: 62 modules more
-
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return "?"
-
-
-def document_streams(document: SearchDocument) -> tuple[str, ...]:
-    """The streams of a document in ``STREAMS`` order, each space-separated tokens."""
-
-    streams: list[str] = []
-    straddles = Straddles()
-    for field in document.fields():
-        streams.extend(index_streams(field, straddles=straddles))
-    streams.append(" ".join(straddles.marks()))
-    return tuple(streams)
-
-
-def vocabulary_words(
-    streams: tuple[str, ...], known: AbstractSet[str] = frozenset()
-) -> set[tuple[str, str]]:
-    """The words of a document for the store's vocabulary, as (word, script): Latin
-    tokens and identifier parts with a letter in them, and Chinese dictionary words
-    (side streams only: the main streams' Chinese tokens are bigrams, not words).
-    Words in ``known`` are left out (ingest passes those written already: after the
-    first notes most of a note's words are, and set arithmetic skips them in C)."""
-    main: set[str] = set()
-    side: set[str] = set()
-    for name, stream in zip(STREAMS, streams, strict=True):
-        if name == MARKS:
-            continue
-        (side if name.endswith("_x") else main).update(stream.split())
-    side -= known
-    main -= known
-    main -= side  # a side token's words include whatever it would give as a main one
-    words: set[tuple[str, str]] = set()
-    for token in side:
-        if len(token) <= _MAX_WORD:
-            if _starts_cjk(token):
-                if len(token) > 1:
-                    words.add((token, "cjk"))
-            elif any(ch.isalpha() for ch in token):
-                words.add((token, "latin"))
-    for token in main:
-        latin = len(token) <= _MAX_WORD and not _starts_cjk(token)
-        if latin and any(ch.isalpha() for ch in token):
-            words.add((token, "latin"))
-    return words
-
-
-def _starts_cjk(token: str) -> bool:
-    # Every CJK_CHAR range starts at U+3040 or later: most tokens need no regex.
-    return token[0] >= "\u3040" and _CJK.match(token) is not None
-
-
-_MAX_WORD = 40
-
-
-_CJK = re.compile(f"[{CJK_CHAR}]")
-
-
-# -- the query plan ------------------------------------------------------------------
+from kb.words.tokenize import cjk_bigrams, latin_parts, normalise, segments
 
 
 class Term(Value):
@@ -202,7 +82,7 @@ class QueryPlan(Value):
     # Each word's plan with its alternatives (kb.query.reading): what a note must match for it.
     expanded: tuple[tuple[Word, Text], ...] = ()
     # Matches must match this too, and it scores nothing: the same query's best among the
-    # notes whose title holds its words (kb.query.search asks for those beside the best).
+    # notes whose title holds its words (kb.search.run asks for those beside the best).
     within: Text | None = None
 
     def text_of(self, node: Node) -> Text | None:
@@ -215,21 +95,23 @@ class QueryPlan(Value):
         return QueryPlan(**{**fields, "within": within})
 
 
-def plan_query(query: Query, reading: Reading | None = None) -> QueryPlan:
-    """What ``query`` asks of the streams; with a ``reading`` (kb.query.reading), its words as
-    read: split, with their alternatives."""
-    read = reading.query if reading is not None else query
-    expanded = reading.word_plans() if reading is not None else {}
+def plan_query(
+    query: Query,
+    read: Query | None = None,
+    expanded: Mapping[Word, Text] | None = None,
+    boosts: tuple[str, ...] | None = None,
+) -> QueryPlan:
+    """What ``query`` asks of the streams. A reading (``kb.query.reading.Reading.plan``)
+    gives the query as ``read`` (Chinese runs split, function words dropped), each word's
+    plan with its alternatives (``expanded``) and the dictionary words worth boosting."""
+    read = read if read is not None else query
+    expanded = expanded or {}
     ranking = (text_plan(term, expanded) for term in read.positive_terms())
     return QueryPlan(
         root=read.root,
         required=text_plan(read.root, expanded),
         ranking=tuple(t for t in ranking if t is not None),
-        boosts=(
-            reading.boosts
-            if reading is not None and reading.boosts is not None
-            else tuple(query.dictionary_pieces(MAX_BOOSTS))
-        ),
+        boosts=boosts if boosts is not None else tuple(query.dictionary_pieces(MAX_BOOSTS)),
         title_key=query.title_key(),
         expanded=tuple(expanded.items()),
     )

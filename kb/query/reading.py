@@ -1,10 +1,10 @@
 """Reading a query as people type it, before any engine sees it.
 
-The parser (``kb.query``) knows the syntax; this module knows the notes' words (the
+The parser (``kb.query.syntax``) knows the syntax; this module knows the notes' words (the
 store's vocabulary) and the glossary, and turns what was typed into what to look for:
 
 - a run of Chinese is split into the words the notes use (``怎样保证消息队列高可用`` →
-  保证, 消息队列, 高可用), and function words (``kb.query.stopwords``) carry no requirement;
+  保证, 消息队列, 高可用), and function words (``kb.words.stopwords``) carry no requirement;
 - glued scripts are separate words (``显存带宽是GPU的瓶颈``), but a name joined by a
   symbol stays one name (``B+树`` is B followed by 树, never B and 树 anywhere);
 - each content word gets alternatives in tiers: the word itself (casefolded, with its
@@ -24,7 +24,19 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from kb.query import plan
-from kb.query.plan import MAX_BOOSTS, AllOf, AnyOf, Prefix, Sequence, Term, phrase_plan, word_plan
+from kb.query.plan import (
+    MAX_BOOSTS,
+    AllOf,
+    AnyOf,
+    Bigrams,
+    Prefix,
+    QueryPlan,
+    Sequence,
+    Term,
+    phrase_plan,
+    plan_query,
+    word_plan,
+)
 from kb.query.splitting import (
     MIN_SPLIT_PIECE,
     Lexicon,
@@ -36,11 +48,11 @@ from kb.query.splitting import (
     split_started,
     split_word,
 )
-from kb.query.stopwords import STOP_WORDS
 from kb.query.syntax import MAX_TERMS, And, Field, Node, Not, Or, Query, Word
 from kb.query.syntax import Phrase as QueryPhrase
-from kb.query.tokenize import latin_parts, normalise, segments
 from kb.values import Value
+from kb.words.stopwords import STOP_WORDS
+from kb.words.tokenize import latin_parts, normalise, segments
 
 if TYPE_CHECKING:
     from kb.query.glossary import Glossary
@@ -142,6 +154,11 @@ class Reading(Value):
         """Each word's plan with every alternative: what a note must match for the word."""
         return {r.word: _any(*r.alternatives()) for r in self.words}
 
+    def plan(self, typed: Query) -> QueryPlan:
+        """What the query asks of the engines, its words as read (``typed``: the query as
+        parsed, which gives the title key)."""
+        return plan_query(typed, self.query, self.word_plans(), self.boosts)
+
     def reading_of(self, word: Word) -> WordReading | None:
         for reading in self.words:
             if reading.word == word:
@@ -195,8 +212,6 @@ def read_query(
     )
     # A glossary term kept whole that also matches as its words apart: the notes holding
     # it intact come first, as for a run that was split.
-    from kb.query.plan import AllOf, Bigrams
-
     for reading in words:
         apart = any(isinstance(v, AllOf) for v in reading.variants)
         if apart and isinstance(reading.exact, Bigrams) and reading.exact not in intact:

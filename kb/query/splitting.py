@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Protocol
 
-from kb.query.stopwords import STOP_WORDS
-from kb.query.tokenize import normalise, segments
+from kb.words.stopwords import STOP_WORDS
+from kb.words.tokenize import normalise, segments
 
 MAX_CHINESE_WORD = 8  # the longest dictionary word tried when splitting a Chinese run
 

@@ -93,7 +93,7 @@ class Query(Value):
     def dictionary_pieces(self, limit: int = 24) -> list[str]:
         """Every 2+ character piece of each Chinese run of the positive terms, longest
         first: the dictionary words a term may be, used only to raise the rank."""
-        from kb.query.tokenize import segments  # deferred: 3 modules more
+        from kb.words.tokenize import segments  # deferred: 3 modules more
 
         pieces: list[str] = []
         for term in self.positive_terms():
@@ -197,7 +197,7 @@ def _meaning(node: Node) -> object:
     """What a node searches for, equal for two nodes every engine compiles alike: a word
     is its script runs, normalised, with their parts (`GPU` = `gpu`, but `FlashAttention`
     has parts that `flashattention` lacks); a phrase is its runs, normalised."""
-    from kb.query.tokenize import latin_parts, normalise, segments  # deferred: 3 modules more
+    from kb.words.tokenize import latin_parts, normalise, segments  # deferred: 3 modules more
 
     if isinstance(node, Word):
         runs = tuple(
@@ -326,7 +326,7 @@ class _Parser:
 
 
 def _empty(node: Node) -> bool:
-    from kb.query.tokenize import segments  # deferred: 3 modules more
+    from kb.words.tokenize import segments  # deferred: 3 modules more
 
     if isinstance(node, Not):
         return _empty(node.child)
@@ -352,7 +352,7 @@ def _word(text: str) -> Node:
 
 
 def _searchable(text: str) -> bool:
-    from kb.query.tokenize import segments  # deferred: 3 modules more
+    from kb.words.tokenize import segments  # deferred: 3 modules more
 
     return any(True for _ in segments(text))
 
@@ -439,7 +439,7 @@ def _prefix_last_word(node: Node) -> Node:
 
 
 def _is_latin_word(text: str) -> bool:
-    from kb.query.tokenize import segments  # deferred: 3 modules more
+    from kb.words.tokenize import segments  # deferred: 3 modules more
 
     parts = list(segments(text))
     return bool(parts) and parts[-1].kind == "latin" and parts[-1].end == len(text)

@@ -2,7 +2,8 @@
 the URLs a Hugo, Jekyll or docs site publishes each note at, by the generator's own rules.
 
 Pure rules over a folder's config files and a note's front matter: ingest stores the URLs
-as the note's site addresses, and link resolution (``kb.links``) looks links up in them.
+as the note's site addresses, and link resolution (``kb.names.resolve``) looks links up in
+them.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from kb.sites.jekyll import jekyll_site, jekyll_urls
 
 if TYPE_CHECKING:
     from kb.config import Config
-    from kb.links.resolve import SiteLinks
     from kb.models import ParsedNote
+    from kb.names.resolve import SiteLinks
 
 
 # -- kb init: what kind of folder is this ----------------------------------------------
@@ -99,7 +100,7 @@ def site_base_path(site: Site | None, config: Config) -> str:
 def site_links(config: Config, site: Site | None = None) -> SiteLinks:
     """What link resolution needs to know of the folders behind the notes: the roots (a
     link to a file that exists there is valid) and, for a site, its hosts and sections."""
-    from kb.links.resolve import SiteLinks  # deferred: 4 modules more
+    from kb.names.resolve import SiteLinks  # deferred: 4 modules more
 
     roots = {root.name: root.path for root in config.roots}
     hosts = site_hosts(site, config)

@@ -128,7 +128,7 @@ def inferred_site_hosts(folder: Path, exclude: Iterable[str] = ()) -> tuple[str,
     config, and old domains are in no config at all; ``kb init`` writes what this finds into
     kb.yaml's ``site_hosts``, where a user sees and edits it."""
 
-    from kb.links.resolve import site_path  # deferred: 3 modules more
+    from kb.names.resolve import site_path  # deferred: 3 modules more
     from kb.parse.decode import decode_note  # deferred: 2 modules more
     from kb.parse.frontmatter import split_front_matter  # deferred: loads yaml
     from kb.parse.note import parse_note  # deferred: loads linkify_it, markdown_it, yaml

@@ -6,7 +6,7 @@ import hashlib
 import sqlite3
 from collections.abc import Iterable, Iterator
 
-from kb.links.resolve import LinkToResolve
+from kb.names.resolve import LinkToResolve
 from kb.store.rows import (
     BacklinkRow,
     CoLinked,

@@ -15,7 +15,7 @@ import sqlite3
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
-from kb.links.resolve import LinkIndex, NoteName, fold, path_key, site_path
+from kb.names.resolve import LinkIndex, NoteName, fold, path_key, site_path
 from kb.store.links import key_hash
 
 # LinkIndex tables that keep one note per key (the first by path); the others keep a list.

@@ -10,9 +10,8 @@ from operator import itemgetter
 from typing import Any
 
 from kb.errors import StoreError
-from kb.ingest.documents import SearchDocument, described, search_document
-from kb.links.resolve import NoteName
 from kb.models import Problem
+from kb.names.resolve import NoteName
 from kb.store.connection import id_table
 from kb.store.problems import ProblemDao
 from kb.store.rows import (
@@ -29,6 +28,7 @@ from kb.store.rows import (
 )
 from kb.store.schema import TERM_KINDS
 from kb.store.terms import TermDao, filter_clause
+from kb.words.documents import SearchDocument, described, search_document
 
 _NOTE_COLUMNS = (
     "n.id, n.path, n.root, n.rel, n.title, n.date, n.draft, n.slug, n.hash, n.mtime_ns, "

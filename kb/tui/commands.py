@@ -18,12 +18,12 @@ from textual.content import Content
 
 from kb.errors import KbError
 from kb.knowledge_base import KnowledgeBase
-from kb.links.resolve import NoteName
+from kb.names.resolve import NoteName
 from kb.text import one_line
 from kb.tui.messages import OpenNote
 
 if TYPE_CHECKING:
-    from kb.links.resolve import NoteName
+    from kb.names.resolve import NoteName
     from kb.notes.views import NoteChoice
     from kb.tui.app import KbApp
 

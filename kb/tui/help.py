@@ -11,7 +11,7 @@ from textual.widgets import Static
 
 from kb.tui.hanging import Hanging, Prefix
 
-# What can be typed in the search box, with examples (kb.query parses it).
+# What can be typed in the search box, with examples (kb.query.syntax parses it).
 QUERY_LANGUAGE = [
     ("words are ANDed", "Redis 学习笔记"),
     ("OR, parentheses", "(roofline OR 带宽) gpu"),

@@ -17,7 +17,7 @@ from textual.worker import get_current_worker
 
 from kb.errors import KbError, StoreError
 from kb.notes.views import NoteSummary
-from kb.query.search import SearchHit, SearchResults
+from kb.search.run import SearchHit, SearchResults
 from kb.text import one_line, strip_controls
 from kb.tui.messages import FilterByTag, NotesChanged, OpenNote
 from kb.tui.preview import preview

@@ -17,7 +17,7 @@ from textual.widgets.tree import TreeNode
 
 from kb.links.connections import Backlink, Mention, Related
 from kb.notes.views import NoteSummary, PageLink, TagNode
-from kb.query.search import SearchHit
+from kb.search.run import SearchHit
 from kb.text import one_line, shown_url, strip_controls
 from kb.tui.hanging import Hanging, Prefix
 from kb.tui.images import IMAGE_LINK, image_label, image_links

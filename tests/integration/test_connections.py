@@ -12,7 +12,7 @@ import pytest
 
 from kb.engines.similar import chinese_words, document_terms, frequency_ceiling
 from kb.knowledge_base import KnowledgeBase
-from kb.query.stopwords import is_stop_word
+from kb.words.stopwords import is_stop_word
 from tests.conftest import SAMPLE_NOTES, SHARED_CORPORA
 
 TYPED_LINK_KEYS = ("related", "see_also", "uses", "lecture", "project")
@@ -174,7 +174,7 @@ def test_chinese_words_are_whole(run: str, words: list[str]) -> None:
     ],
 )
 def test_document_terms_are_words(body: str, terms: list[str]) -> None:
-    from kb.ingest.documents import SearchDocument
+    from kb.words.documents import SearchDocument
 
     counts = document_terms(SearchDocument("", "", "", body, ""))
     assert sorted(w for w in counts if w.isascii()) == terms

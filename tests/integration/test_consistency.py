@@ -12,8 +12,8 @@ import pytest
 
 from kb.engines.fts5 import COLUMNS, MARKS_TABLE, TABLE
 from kb.knowledge_base import KnowledgeBase
-from kb.links.resolve import LinkIndex
-from kb.query.plan import document_streams
+from kb.names.resolve import LinkIndex
+from kb.words.streams import document_streams
 
 FOLDERS = ["", "a", "a/b", "c"]
 STEMS = ["foo", "bar", "baz", "index", "README", "qux"]

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kb.ingest.documents import path_words
 from kb.knowledge_base import KnowledgeBase
+from kb.words.documents import path_words
 from tests.conftest import SHARED_CORPORA
 
 pytestmark = pytest.mark.skipif(not SHARED_CORPORA.is_dir(), reason="no ../shared/corpora")

@@ -21,7 +21,7 @@ from kb.engines.registry import (
 )
 from kb.errors import KbError
 from kb.knowledge_base import KnowledgeBase
-from kb.query.plan import STREAMS, document_streams
+from kb.words.streams import STREAMS, document_streams
 
 
 def test_names_and_entries() -> None:
@@ -69,7 +69,7 @@ def test_searching_with_fts5_never_loads_the_whoosh_module() -> None:
 
 
 def test_every_stream_of_the_layout_is_filled() -> None:
-    from kb.ingest.documents import SearchDocument
+    from kb.words.documents import SearchDocument
 
     document = SearchDocument("FlashAttention", "gpu", "显存带宽", "body", "code")
     streams = document_streams(document)
@@ -107,8 +107,8 @@ def test_every_stream_of_the_layout_is_filled() -> None:
     ],
 )
 def test_vocabulary_words(title: str, body: str, known: tuple[str, ...], expected: set) -> None:
-    from kb.ingest.documents import SearchDocument
-    from kb.query.plan import vocabulary_words
+    from kb.words.documents import SearchDocument
+    from kb.words.streams import vocabulary_words
 
     streams = document_streams(SearchDocument(title, "", "", body, ""))
     found = vocabulary_words(streams, frozenset(known))

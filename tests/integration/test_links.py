@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from kb.cli import cli
 from kb.errors import UsageError
 from kb.knowledge_base import KnowledgeBase
-from kb.links.resolve import LinkIndex, LinkToResolve, NoteName
+from kb.names.resolve import LinkIndex, LinkToResolve, NoteName
 from tests.conftest import SAMPLE_NOTES, SHARED_CORPORA
 
 

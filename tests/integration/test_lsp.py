@@ -364,10 +364,10 @@ async def test_save_ingests_the_saved_note_in_the_background(lsp: Session, home:
     async def offered() -> bool:
         return any(i.label == "全新的笔记 Zebra" for i in await lsp.complete(other, 0, 7))
 
-    for _ in range(50):
+    for _ in range(200):  # ask every 50 ms, up to 10 s
         if await offered():
             break
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.05)
     assert await offered()
 
 

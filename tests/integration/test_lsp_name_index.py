@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kb.knowledge_base import KnowledgeBase
-from kb.links.resolve import NoteName
+from kb.names.resolve import NoteName
 from kb.notes.editor import name_keys, rank_notes
 from kb.notes.name_index import PinyinSpeller, index_names
 from kb.notes.naming import title_pinyin

@@ -39,7 +39,7 @@ async def eventually(check: Any, seconds: float = 20) -> None:
     deadline = asyncio.get_running_loop().time() + seconds
     while not await check():
         assert asyncio.get_running_loop().time() < deadline, "never came true"
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.05)
 
 
 async def test_a_note_deleted_while_open(tmp_path: Path) -> None:
@@ -71,10 +71,10 @@ async def test_a_note_deleted_while_open(tmp_path: Path) -> None:
     client.text_document_did_save(t.DidSaveTextDocumentParams(t.TextDocumentIdentifier(uri)))
     other = session.open(home / "notes/posts/draft-del.md", "[[Redis 学习\n")
     # The save is ingested in the background: completion offers the note once it is done.
-    for _ in range(50):
+    for _ in range(200):  # every 50 ms, up to 10 s
         if "Redis 学习笔记" in (offered := await labels(session, other, 0, 10)):
             break
-        await asyncio.sleep(0.2)
+        await asyncio.sleep(0.05)
     assert "Redis 学习笔记" in offered
     # Gone for good (removed again, and the watcher says so): no longer offered.
     file.unlink()

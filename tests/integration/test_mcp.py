@@ -22,6 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp_types import CallToolResult
 
 from kb.knowledge_base import KnowledgeBase
+from kb.mcp.tools import TOOLS
 from kb.notes.writing import content_hash
 from tests.conftest import SAMPLE_NOTES
 
@@ -40,8 +41,8 @@ LONG_NOTE = "---\ntitle: Long Note\n---\n" + "".join(
     + "\n\n"
     for i in range(40)
 )
-READ_ONLY_TOOLS = {"search", "read_note", "links", "list_notes", "recent", "tags", "check", "stats"}
-WRITE_TOOLS = {"new_note", "append_to_note", "replace_in_note", "move_note"}
+READ_ONLY_TOOLS = {tool.name for tool in TOOLS if not tool.writes}  # the table the server reads
+WRITE_TOOLS = {tool.name for tool in TOOLS if tool.writes}
 
 
 def make_home(base: Path) -> Path:

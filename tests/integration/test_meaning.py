@@ -158,12 +158,24 @@ def test_packed_vectors_keep_their_direction() -> None:
     assert odd.shape == (50, 511)
 
 
-def test_questions_and_sentences_are_told_from_keywords() -> None:
-    assert is_question("怎么让分词器训练更快")
-    assert is_question("how do I fix a car")
-    assert is_question("the cache misses when the keys expire")  # a sentence
-    assert not is_question("redis skiplist")
-    assert not is_question("显存 估算")
+@pytest.mark.parametrize(
+    ("text", "question"),
+    [
+        ("怎么让分词器训练更快", True),
+        ("how do I fix a car", True),
+        ("the cache misses when the keys expire", True),  # a sentence
+        ("prefill decode 区别", True),  # a comparison asks how two things differ
+        ("后缀数组和后缀自动机的差异", True),
+        ("redis vs memcached", True),
+        ("difference between saga and tcc", True),
+        ("redis skiplist", False),
+        ("显存 估算", False),
+        ("finite difference", False),  # a topic, not a comparison
+        ("canvas", False),  # "vs" only as a word
+    ],
+)
+def test_questions_and_sentences_are_told_from_keywords(text: str, question: bool) -> None:
+    assert is_question(text) is question
 
 
 # -- ingest -----------------------------------------------------------------------------

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from kb.errors import UsageError
-from kb.links.resolve import NoteName
+from kb.names.resolve import NoteName
 from kb.notes.naming import pinyin_matches, title_pinyin
 
 NOTES = {

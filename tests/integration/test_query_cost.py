@@ -146,7 +146,7 @@ def test_worst_queries_finish_quickly(make_kb, engine: str) -> None:
 
 
 def test_snippet_of_a_note_full_of_matches_is_linear() -> None:
-    from kb.query.snippets import make_snippet, term_patterns
+    from kb.search.snippets import make_snippet, term_patterns
 
     text = "gpu redis " * 20_000 + "kernel gpu redis"
     start = time.perf_counter()

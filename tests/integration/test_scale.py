@@ -16,7 +16,7 @@ import pytest
 import kb.ingest.run
 from kb.config import load_config
 from kb.ingest.run import Ingester
-from kb.links.resolve import LinkIndex, NoteName
+from kb.names.resolve import LinkIndex, NoteName
 from kb.parse.note import parse_note
 from kb.store import Store
 from kb.store.names import lookup_entries

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ from kb.cli import cli
 from kb.engines.whoosh import available as whoosh_available
 from kb.knowledge_base import KnowledgeBase
 from kb.query.syntax import QuerySyntaxError
-from tests.conftest import engine_params
+from tests.conftest import engine_params, write_notes
 
 ENGINES = [
     "fts5",
@@ -61,8 +62,20 @@ NOTES = {
 }
 
 
+@pytest.fixture(scope="module", params=ENGINES)
+def kb(request, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KnowledgeBase]:
+    """NOTES ingested once per engine for the module's tests that only search."""
+    home = tmp_path_factory.mktemp(f"search-{request.param}")
+    (home / "kb.yaml").write_text(f"roots: [notes]\nengine: {request.param}\n", encoding="utf-8")
+    write_notes(home / "notes", NOTES)
+    with KnowledgeBase.open(home) as base:
+        base.ingest()
+        yield base
+
+
 @pytest.fixture(params=ENGINES)
-def kb(request, make_kb) -> KnowledgeBase:
+def own_kb(request, make_kb) -> KnowledgeBase:
+    """NOTES ingested for a test that changes the notes or the index."""
     base = make_kb(NOTES, config=f"roots: [notes]\nengine: {request.param}\n")
     base.ingest()
     return base
@@ -201,32 +214,32 @@ def test_bad_syntax_is_one_clear_error(kb: KnowledgeBase, query: str) -> None:
     assert "\n" not in str(error.value)
 
 
-def test_index_follows_edits_removals_and_renames(kb: KnowledgeBase) -> None:
-    notes = kb.config.roots[0].path
+def test_index_follows_edits_removals_and_renames(own_kb: KnowledgeBase) -> None:
+    notes = own_kb.config.roots[0].path
     (notes / "cpp.md").write_text("---\ntitle: C++ 值类别\n---\n\n现在只谈 prvalue。\n")
     (notes / "apart.md").unlink()
     (notes / "lock.md").rename(notes / "locks.md")
-    stats = kb.ingest()
+    stats = own_kb.ingest()
     assert (stats.updated, stats.removed, stats.moved) == (1, 1, 1)
-    assert found(kb, "将亡值") == set()
-    assert found(kb, "prvalue") == {"cpp.md"}
-    assert found(kb, "显示") == set()
-    assert found(kb, "锁") == {"locks.md"}
-    assert kb.engine().is_ready()
+    assert found(own_kb, "将亡值") == set()
+    assert found(own_kb, "prvalue") == {"cpp.md"}
+    assert found(own_kb, "显示") == set()
+    assert found(own_kb, "锁") == {"locks.md"}
+    assert own_kb.engine().is_ready()
 
 
-def test_index_is_rebuilt_when_the_tokenizer_changes(kb: KnowledgeBase, monkeypatch) -> None:
-    import kb.query.plan as plan
+def test_index_is_rebuilt_when_the_tokenizer_changes(own_kb: KnowledgeBase, monkeypatch) -> None:
+    import kb.words.streams as streams
 
-    monkeypatch.setattr(plan, "TOKENIZER_VERSION", "test-changed")
-    assert not kb.engine().is_ready()
-    assert kb.search("显存").warning
-    assert kb.ingest().changed == 0
-    assert kb.engine().is_ready()
-    assert found(kb, "显存") == {"gpu.md"}
+    monkeypatch.setattr(streams, "TOKENIZER_VERSION", "test-changed")
+    assert not own_kb.engine().is_ready()
+    assert own_kb.search("显存").warning
+    assert own_kb.ingest().changed == 0
+    assert own_kb.engine().is_ready()
+    assert found(own_kb, "显存") == {"gpu.md"}
 
 
-def test_cli_search_output_and_exit_codes(kb: KnowledgeBase, tmp_path: Path, monkeypatch) -> None:
+def test_cli_search_output_and_exit_codes(kb: KnowledgeBase, monkeypatch) -> None:
     runner = CliRunner()
     home = ["--kb", str(kb.home)]
     monkeypatch.chdir(kb.home)  # paths print from here, inside the knowledge base
@@ -244,7 +257,6 @@ def test_cli_search_output_and_exit_codes(kb: KnowledgeBase, tmp_path: Path, mon
     assert hits[0]["path"] == "roofline.md"
     assert hits[0]["file"] == str(Path("notes") / "roofline.md")
 
-    monkeypatch.chdir(tmp_path)
     result = runner.invoke(cli, [*home, "search", "--paths", "将亡值"])
     assert result.stdout.splitlines() == [str(Path("notes") / "cpp.md")]
 

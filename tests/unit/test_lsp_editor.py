@@ -7,8 +7,8 @@ from typing import NamedTuple
 
 import pytest
 
-from kb.links.resolve import NoteName
 from kb.models import Heading
+from kb.names.resolve import NoteName
 from kb.notes.buffer import place_rows
 from kb.notes.editor import (
     HUGO_REF,

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from kb.errors import StoreError
-from kb.ingest.documents import search_document
 from kb.models import Heading, Link, ParsedNote, Problem
 from kb.store import (
     SCHEMA_VERSION,
@@ -27,6 +26,7 @@ from kb.store import (
     Store,
     store_error,
 )
+from kb.words.documents import search_document
 
 
 def parsed(title: str, **fields: Any) -> ParsedNote:

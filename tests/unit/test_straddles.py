@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from kb.ingest.documents import SearchDocument
-from kb.query.plan import MARKS, STREAMS, document_streams, vocabulary_words
-from kb.query.tokenize import Straddles, index_streams, word_boundaries
+from kb.words.documents import SearchDocument
+from kb.words.streams import MARKS, STREAMS, document_streams, vocabulary_words
+from kb.words.tokenize import Straddles, index_streams, word_boundaries
 
 
 def _marked(*fields: str) -> set[str]:

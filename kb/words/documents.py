@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
-from kb.query.tokenize import normalise
+from kb.words.tokenize import normalise
 
 if TYPE_CHECKING:
     from kb.models import ParsedNote

@@ -8,20 +8,20 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from kb.engines.contract import EngineHit, SearchEngine
-from kb.query.plan import AllOf, AnyOf, InTitle, QueryPlan, Term, Text, plan_query
+from kb.query.plan import AllOf, AnyOf, InTitle, QueryPlan, Term, Text
 from kb.query.reading import FEW_MATCHES, Reading, WordReading, describe, read_query
-from kb.query.snippets import (
+from kb.query.splitting import close_spellings
+from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
+from kb.search.snippets import (
     highlight_spans,
     make_snippet,
     plan_patterns,
     reading_patterns,
     word_patterns,
 )
-from kb.query.splitting import close_spellings
-from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
-from kb.query.tokenize import STRADDLE_SIZES, normalise, segments, straddle_mark
 from kb.store import Store
 from kb.text import clean_line, json_text
+from kb.words.tokenize import STRADDLE_SIZES, normalise, segments, straddle_mark
 
 if TYPE_CHECKING:
     from kb.meaning.hybrid import Found, Meaning, Why
@@ -128,7 +128,7 @@ def run_search(
         None if exact else glossary,
         exact=exact,
     )
-    planned = plan_query(query, reading)
+    planned = reading.plan(query)
     results = SearchResults(query, notices=reading.notices())
     ready = engine.is_ready()
     if not ready:
@@ -139,7 +139,7 @@ def run_search(
     loose: list[EngineHit] = []
     if reading.relaxable and len(strict) < RELAX_BELOW:
         seen = {hit.note_id for hit in strict}
-        relaxed_plan = plan_query(query, _relaxed(reading))
+        relaxed_plan = _relaxed(reading).plan(query)
         loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
     # An index behind the notes may be an older kb's, without the straddle marks (tantivy's
@@ -358,7 +358,7 @@ def _order(
 
 def _straddled(engine: SearchEngine, word: WordReading, ids: list[int]) -> set[int]:
     """The notes among ``ids`` that hold a short Chinese word only inside or across longer
-    words (限流 only in 无限流量: kb.query.tokenize.Straddles), and none of its other forms."""
+    words (限流 only in 无限流量: kb.words.tokenize.Straddles), and none of its other forms."""
     text = word.word.text
     if word.fragment or len(text) not in STRADDLE_SIZES or not _is_chinese(text):
         return set()
@@ -394,11 +394,11 @@ def _title_plan(reading: Reading, planned: QueryPlan, fragments: bool) -> Text |
 
 def _nearness(store: Store, reading: Reading, ids: list[int]) -> dict[int, int]:
     """For each note, how many pairs of the query's neighbouring words it holds only far
-    apart, in its title and its text (``kb.query.proximity``): 0 is every pair near."""
+    apart, in its title and its text (``kb.search.proximity``): 0 is every pair near."""
     forms = [word_patterns(r) for r in reading.words if not r.fragment]
     if len(forms) < 2:
         return {}
-    from kb.query.proximity import one_pattern, pairs_apart  # for queries of several words
+    from kb.search.proximity import one_pattern, pairs_apart  # for queries of several words
 
     words = [one_pattern(patterns) for patterns in forms]
 

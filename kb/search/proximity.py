@@ -6,7 +6,7 @@ one text of the note, plus one when they stand in the other order; two parts of 
 (``ServiceCenter`` for ``service center``) are next to each other. A note whose words stand
 near each other (a phrase, or a window of a few tokens) is about them together; a note that
 holds them far apart (``service`` in one paragraph, a ``Convention Center`` in another) only
-mentions each. Pure functions over text and the words' patterns (``kb.query.snippets``):
+mentions each. Pure functions over text and the words' patterns (``kb.search.snippets``):
 every engine gets the same rule, and nothing here touches an index.
 """
 
@@ -16,7 +16,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Sequence
 
-from kb.query.tokenize import tokens
+from kb.words.tokenize import tokens
 
 # A pair this many tokens apart or more is apart: Meilisearch's cap (its distances stop
 # at 8). Nearer than that, a pair is near, whatever the distance: the engine's own score
@@ -28,7 +28,7 @@ _GAP_CHARS = 160  # a gap longer than this is far, whatever it holds
 
 
 def one_pattern(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str]:
-    """A word's patterns (its forms, ``kb.query.snippets.word_patterns``) as one regex, so
+    """A word's patterns (its forms, ``kb.search.snippets.word_patterns``) as one regex, so
     a text is read once per word; case is ignored, as the patterns of Latin forms do."""
     return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), re.IGNORECASE)
 

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from kb.query import plan
 from kb.query.syntax import Field, Phrase, Word
-from kb.query.tokenize import segments
 from kb.text import CJK_CHAR, CONTROL_CHARS
+from kb.words.tokenize import segments
 
 if TYPE_CHECKING:
     from kb.query.plan import Text

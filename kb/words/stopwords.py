@@ -4,7 +4,7 @@ evidence that two notes share a subject).
 
 The Chinese list holds function words, question words and the filler a technical text
 uses everywhere (一个, 需要, 进行, 看到, 小结); the English list is the usual short one. Both are
-compared after NFKC and case folding (``kb.query.tokenize.normalise``)."""
+compared after NFKC and case folding (``kb.words.tokenize.normalise``)."""
 
 from __future__ import annotations
 
