@@ -29,6 +29,7 @@ from kb.query.syntax import And, Field, Node, Not, Phrase, Query, Word
 from kb.store import Store, filter_clause
 from kb.words.documents import SearchDocument
 from kb.words.streams import (
+    MARKS,
     SIDE_STREAMS,
     STREAMS,
     TITLE_STREAMS,
@@ -36,19 +37,26 @@ from kb.words.streams import (
     query_signature,
     tokenizer_signature,
 )
+from kb.words.tokenize import STRADDLE_MARK
 
 TABLE = "note_fts"
-COLUMNS = STREAMS  # one column per stream
+COLUMNS = tuple(s for s in STREAMS if s != MARKS)  # one column per stream
+# The straddle marks (kb.words.streams.MARKS) have a table of their own: FTS5's bm25 divides
+# by a row's length over all its columns, so in a column of note_fts, even unweighted, they
+# would move every score (microservice.yaml's second page on jekyll-blog-zh).
+MARKS_TABLE = "note_marks"
+_MARKS_AT = STREAMS.index(MARKS)
 # Title, aliases and tags outrank headings, which outrank body and code; the side streams
 # (parts, single characters, dictionary words) count half of their main stream.
 WEIGHTS = (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25)
 _WEIGHTS_SQL = ", ".join(str(w) for w in WEIGHTS)
 SIDE_COLUMNS = "{" + " ".join(SIDE_STREAMS) + "}"
 TITLE_COLUMNS = "{" + " ".join(TITLE_STREAMS) + "}"
+_TOKENIZE = "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'\""
 _DDL = (
-    f"CREATE VIRTUAL TABLE {TABLE} USING fts5({', '.join(COLUMNS)}, content='', "
-    "tokenize=\"unicode61 remove_diacritics 0 categories 'L* N* Co M* P* S*'\")",
+    f"CREATE VIRTUAL TABLE {TABLE} USING fts5({', '.join(COLUMNS)}, content='', {_TOKENIZE})",
     f"CREATE VIRTUAL TABLE {TABLE}_vocab USING fts5vocab({TABLE}, 'row')",
+    f"CREATE VIRTUAL TABLE {MARKS_TABLE} USING fts5({MARKS}, content='', {_TOKENIZE})",
 )
 _META_SIGNATURE = "fts5_signature"
 _META_GENERATION = "fts5_generation"
@@ -67,8 +75,7 @@ class Fts5Writer:
         ).fetchone()
         if exists and self.meta.get(_META_SIGNATURE) == tokenizer_signature():
             return False
-        self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}_vocab")
-        self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        _drop_tables(self.conn)
         for statement in _DDL:
             self.conn.execute(statement)
         self.meta.set(_META_SIGNATURE, tokenizer_signature())
@@ -76,22 +83,35 @@ class Fts5Writer:
 
     def clear(self) -> None:
         self.conn.execute(f"INSERT INTO {TABLE}({TABLE}) VALUES ('delete-all')")
+        self.conn.execute(f"INSERT INTO {MARKS_TABLE}({MARKS_TABLE}) VALUES ('delete-all')")
 
     def add(self, note_id: int, streams: tuple[str, ...]) -> None:
         placeholders = ", ".join("?" for _ in COLUMNS)
+        columns, marks = _split(streams)
         self.conn.execute(
             f"INSERT INTO {TABLE}(rowid, {', '.join(COLUMNS)}) VALUES (?, {placeholders})",
-            (note_id, *streams),
+            (note_id, *columns),
         )
+        if marks:
+            self.conn.execute(
+                f"INSERT INTO {MARKS_TABLE}(rowid, {MARKS}) VALUES (?, ?)", (note_id, marks)
+            )
 
     def delete(self, documents: list[tuple[int, SearchDocument]]) -> None:
         placeholders = ", ".join("?" for _ in COLUMNS)
         for note_id, document in documents:
+            columns, marks = _split(document_streams(document))
             self.conn.execute(
                 f"INSERT INTO {TABLE}({TABLE}, rowid, {', '.join(COLUMNS)}) "
                 f"VALUES ('delete', ?, {placeholders})",
-                (note_id, *document_streams(document)),
+                (note_id, *columns),
             )
+            if marks:
+                self.conn.execute(
+                    f"INSERT INTO {MARKS_TABLE}({MARKS_TABLE}, rowid, {MARKS}) "
+                    "VALUES ('delete', ?, ?)",
+                    (note_id, marks),
+                )
 
     def mark_synced(self, generation: int) -> None:
         self.meta.set(_META_GENERATION, str(generation))
@@ -106,8 +126,7 @@ class DroppedFts5:
         self.meta = store.meta
 
     def prepare(self) -> bool:
-        self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}_vocab")
-        self.conn.execute(f"DROP TABLE IF EXISTS {TABLE}")
+        _drop_tables(self.conn)
         self.meta.delete(_META_SIGNATURE, _META_GENERATION)
         return False  # nothing to fill: the other engine keeps its own index
 
@@ -125,6 +144,21 @@ class DroppedFts5:
 
 
 # -- searching ----------------------------------------------------------------------
+
+
+def _split(streams: tuple[str, ...]) -> tuple[tuple[str, ...], str]:
+    """A document's streams as note_fts's columns and its marks."""
+    return streams[:_MARKS_AT] + streams[_MARKS_AT + 1 :], streams[_MARKS_AT]
+
+
+def _drop_tables(conn: sqlite3.Connection) -> None:
+    for name in (f"{TABLE}_vocab", TABLE, MARKS_TABLE):
+        conn.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def _is_mark(text: plan.Text) -> bool:
+    """A straddle mark: a term of the marks table (``holders`` is how they are asked)."""
+    return isinstance(text, plan.Term) and text.token.startswith(STRADDLE_MARK)
 
 
 def _quote(text: str) -> str:
@@ -326,6 +360,7 @@ class Fts5Engine:
     def holders(self, text: plan.Text, among: Collection[int]) -> set[int]:
         """Which of the notes ``among`` match ``text``."""
         expression = match_expression(text)
+        table = MARKS_TABLE if _is_mark(text) else TABLE
         try:
             # One full match, kept to the notes asked about inside SQLite (``+rowid``: not
             # handed to FTS5 as a constraint). Looked up note by note instead, FTS5 matches
@@ -333,7 +368,7 @@ class Fts5Engine:
             # three words, 88 ms for a Chinese phrase and 2.8 s for `pyt*` at 10,000 notes,
             # against 2.9, 0.3 and 3 ms for the one match; and no note is listed in Python.
             rows = self.conn.execute(
-                f"SELECT rowid FROM {TABLE} WHERE {TABLE} MATCH ? "
+                f"SELECT rowid FROM {table} WHERE {table} MATCH ? "
                 "AND +rowid IN (SELECT value FROM json_each(?))",
                 (expression, json.dumps(list(among))),
             )

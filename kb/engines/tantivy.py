@@ -80,7 +80,12 @@ class TantivyEngine:
             raise IndexDamaged(self.index.path, exc) from exc
         stamp = (info.st_ino, info.st_mtime_ns)
         if self._ix is None or stamp != self._stamp:
-            self._ix = self.index.open()
+            index = self.index.open()
+            state = self.index.state(index)
+            # An index of another schema (an older kb's) cannot answer today's plans (a field
+            # it lacks is an error): it is as good as missing until the ingest rebuilds it.
+            fits = state is not None and state[1].startswith(f"tantivy {SCHEMA_VERSION};")
+            self._ix = index if fits else None
             self._stamp = stamp
         return self._ix
 

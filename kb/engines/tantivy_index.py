@@ -18,17 +18,17 @@ from typing import TYPE_CHECKING, Any
 from kb.engines import contract, synced
 from kb.engines.synced import Package, Streams, Target, note_streams, rebuild_beside
 from kb.errors import KbError, StoreError, os_error_message
-from kb.words.streams import STREAMS, TITLE_STREAMS
+from kb.words.streams import MARKS, STREAMS, TITLE_STREAMS
 
 if TYPE_CHECKING:
     from kb.store import Store
 
 
 FOLDER = "tantivy"
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"  # 3: the marks field
 FIELDS = STREAMS  # one field per stream, as FTS5 has one column per stream
 # FTS5's column weights (kb.engines.fts5.WEIGHTS), as boosts of each field's BM25.
-WEIGHT = dict(zip(FIELDS, (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25), strict=True))
+WEIGHT = dict(zip(FIELDS, (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25, 0.0), strict=True))
 # FTS5's bm25 weighs a word's count in each column and saturates the sum, with one idf
 # over the whole note; tantivy's scores are per field (a word rare in headings gets a large
 # idf there). So notes are also indexed into one field, ``all``, that only scores: each
@@ -38,8 +38,9 @@ WEIGHT = dict(zip(FIELDS, (10.0, 5.0, 8.0, 4.0, 3.0, 1.5, 1.0, 0.5, 0.5, 0.25), 
 # benchmark: per-field scores lost 0.1 of nDCG@5 on identifiers; twice the weights
 # (saturating sooner) lost 0.02 of MRR on mismatched-language queries.
 SCORED = "all"
-_REPEAT = {f: max(1, round(w)) for f, w in WEIGHT.items()}
-MAIN = tuple(f for f in FIELDS if not f.endswith("_x"))
+# The marks (kb.words.streams.MARKS) only match: they are not in ``all``.
+_REPEAT = {f: 0 if f == MARKS else max(1, round(w)) for f, w in WEIGHT.items()}
+MAIN = tuple(f for f in FIELDS if not f.endswith("_x") and f != MARKS)
 TITLE = TITLE_STREAMS
 PREFIX_CAP = 200  # words a prefix is scored by in one field; past that, a regex matches
 # The writer's memory (for its one thread; tantivy asks at least 15 MB a thread).

@@ -29,7 +29,7 @@ from kb.errors import KbError, StoreError, os_error_message
 from kb.query import plan
 from kb.query.plan import QueryPlan, Text, plan_query
 from kb.query.syntax import And, Field, Node, Not, Or, Phrase, Query, Word
-from kb.words.streams import STREAMS
+from kb.words.streams import MARKS, STREAMS
 
 if TYPE_CHECKING:
     from kb.store import Store
@@ -43,22 +43,26 @@ WRITER_TIMEOUT = 10.0
 # kb's ten streams go into six fields: title (alone, for `title:`), head (aliases, tags,
 # headings) and body (text and code), each with its main and side stream. A separator token
 # that kb's tokenizer never produces keeps phrases from running across the parts.
-FIELDS = ("title", "title_x", "head", "head_x", "body", "body_x")
+FIELDS = ("title", "title_x", "head", "head_x", "body", "body_x", MARKS)
 _SOURCES = {"title": ("title",), "head": ("meta", "headings"), "body": ("body", "code")}
 _SEPARATOR = " \u241e "
 SIDE = tuple(f for f in FIELDS if f.endswith("_x"))
+_MAIN = ("title", "head", "body")  # the fields holding bigrams
 TITLE = ("title", "title_x")
 _WEIGHT = {"title": 10.0, "title_x": 5.0, "head": 5.0, "head_x": 2.5, "body": 1.0, "body_x": 0.5}
-SCHEMA_VERSION = "2"
+_WEIGHT[MARKS] = 0.0  # the straddle marks only match (kb.words.streams.MARKS)
+SCHEMA_VERSION = "3"  # 3: the marks field
 
 
 def whoosh_fields(streams: tuple[str, ...]) -> dict[str, str]:
-    """kb's ten streams (see kb.words.streams.STREAMS) as the six whoosh fields."""
+    """kb's streams (see kb.words.streams.STREAMS) as the whoosh fields: ten in six, and
+    the marks."""
     by_column = dict(zip(STREAMS, streams, strict=True))
     fields = {}
     for field, columns in _SOURCES.items():
         fields[field] = _SEPARATOR.join(by_column[c] for c in columns)
         fields[f"{field}_x"] = _SEPARATOR.join(by_column[f"{c}_x"] for c in columns)
+    fields[MARKS] = by_column[MARKS]
     return fields
 
 
@@ -239,7 +243,7 @@ class WhooshEngine:
         if isinstance(text, plan.Prefix | plan.CharPrefix):
             return _term_set(reader, fields, text)
         if isinstance(text, plan.Bigrams):
-            return _adjacent(tuple(f for f in fields if not f.endswith("_x")), text.tokens)
+            return _adjacent(tuple(f for f in fields if f in _MAIN), text.tokens)
         if isinstance(text, plan.Sequence):
             if not text.open_end:
                 return _adjacent(fields, text.tokens)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
 from kb.engines.contract import EngineHit, SearchEngine
-from kb.query.plan import AllOf, InTitle, QueryPlan, Text
-from kb.query.reading import FEW_MATCHES, Reading, describe, read_query
+from kb.query.plan import AllOf, AnyOf, InTitle, QueryPlan, Term, Text
+from kb.query.reading import FEW_MATCHES, Reading, WordReading, describe, read_query
 from kb.query.splitting import close_spellings
 from kb.query.syntax import And, Node, Or, Phrase, Query, Word, parse_query
 from kb.search.snippets import (
@@ -20,7 +21,7 @@ from kb.search.snippets import (
 )
 from kb.store import Store
 from kb.text import clean_line, json_text
-from kb.words.tokenize import normalise
+from kb.words.tokenize import STRADDLE_SIZES, normalise, segments, straddle_mark
 
 if TYPE_CHECKING:
     from kb.meaning.hybrid import Found, Meaning, Why
@@ -129,7 +130,8 @@ def run_search(
     )
     planned = reading.plan(query)
     results = SearchResults(query, notices=reading.notices())
-    if not engine.is_ready():
+    ready = engine.is_ready()
+    if not ready:
         results.warning = "the search index is missing or behind the notes: run 'kb ingest'"
     pool = max(limit, POOL)
     plain = _plain(reading)
@@ -140,7 +142,10 @@ def run_search(
         relaxed_plan = _relaxed(reading).plan(query)
         loose = [h for h in engine.search(relaxed_plan, pool) if h.note_id not in seen]
     facts = store.notes.titles_and_sizes(h.note_id for h in (*strict, *loose))
-    order = _order(store, engine, reading, planned, strict, loose, facts, plain)
+    # An index behind the notes may be an older kb's, without the straddle marks (tantivy's
+    # schema would not know the field): the words' rule waits for the ingest it asks for.
+    typed = {t.text for t in query.positive_terms() if isinstance(t, Word)} if ready else set()
+    order = _order(store, engine, reading, planned, strict, loose, facts, plain, typed)
     found: dict[int, Found] = {}
     why: dict[int, Why] = {}
     if meaning is not None and not exact:
@@ -235,9 +240,12 @@ def _order(
     loose: list[EngineHit],
     facts: dict[int, tuple[str, int]],
     plain: bool,
+    typed: AbstractSet[str],
 ) -> list[tuple[int, float, list[str], list[str]]]:
     """(note, score, words matched, words missing), best first; ``plain`` (one word as
-    typed): the engine's order is kept.
+    typed): the engine's order is kept, but for a note holding it only inside longer
+    words; ``typed``: the query's words as typed (a note holding one of them only inside
+    longer words ranks after the others).
 
     The engine is asked only what it answers cheaply: which of the candidates hold a
     word as typed (terms, not prefixes), which hold every word in their title, and, for
@@ -245,7 +253,15 @@ def _order(
     hits = [h for h in (*strict, *loose) if h.note_id in facts]
     ids = [h.note_id for h in hits]
     labels = [r.shown_as or r.word.text for r in reading.words]
+    # Only words typed as such: a piece kb cut from a typed run (算出 of 指数算出来太大) is
+    # a guess at a word, as uncertain as the note's cut.
+    straddled = [
+        _straddled(engine, r, ids) if ids and r.word.text in typed else set() for r in reading.words
+    ]
     if (plain and not loose) or not ids:
+        # A note holding the word only inside longer words follows the others.
+        if any(straddled):
+            hits.sort(key=lambda h: h.note_id in straddled[0])
         return [(h.note_id, h.score, list(labels), []) for h in hits]
     strict_ids = {h.note_id for h in strict}
     loose_ids = [h.note_id for h in loose if h.note_id in facts]
@@ -297,6 +313,7 @@ def _order(
         position, hit = item
         note_id = hit.note_id
         held = sum(meaning[i] for i, h in enumerate(holding) if note_id in h)
+        inside_words = sum(note_id in s for s in straddled)
         whole = sum(note_id in t for t in intact)
         titled = facts[note_id][0].lower() == planned.title_key
         # Words held as typed (not only by a variant or a partner) weigh more, softly: a
@@ -311,6 +328,7 @@ def _order(
         return (
             note_id not in strict_ids,
             -held,
+            inside_words,
             not titled,
             note_id not in titled_all,
             -whole,
@@ -336,6 +354,24 @@ def _order(
         ]
         result.append((note_id, hit.score, matched, missing))
     return result
+
+
+def _straddled(engine: SearchEngine, word: WordReading, ids: list[int]) -> set[int]:
+    """The notes among ``ids`` that hold a short Chinese word only inside or across longer
+    words (限流 only in 无限流量: kb.words.tokenize.Straddles), and none of its other forms."""
+    text = word.word.text
+    if word.fragment or len(text) not in STRADDLE_SIZES or not _is_chinese(text):
+        return set()
+    found = engine.holders(Term(straddle_mark(text)), ids)
+    others = word.alternatives()[1:]
+    if found and others:
+        found -= engine.holders(others[0] if len(others) == 1 else AnyOf(others), list(found))
+    return found
+
+
+def _is_chinese(text: str) -> bool:
+    runs = list(segments(text))
+    return len(runs) == 1 and runs[0].kind == "cjk" and runs[0].text == text
 
 
 def _plain(reading: Reading) -> bool:

@@ -3,7 +3,10 @@
 Each field of a search document (``kb.words.documents.FIELDS``) gives two token streams
 (``kb.words.tokenize.index_streams``): the main stream (whole Latin tokens and Chinese
 bigrams, in text order) named after the field, and the side stream (identifier parts, the
-last character of each Chinese run, dictionary words) named ``<field>_x``. What a query asks
+last character of each Chinese run, dictionary words) named ``<field>_x``. A last stream,
+``marks``, holds the document's straddle marks (``kb.words.tokenize.Straddles``: a short
+Chinese piece it holds only inside or across longer words, never as a word); it only matches
+and never scores, so no note's lengths or scores change for holding some. What a query asks
 of the streams is ``kb.query.plan``.
 """
 
@@ -16,13 +19,14 @@ from pathlib import Path
 
 from kb.text import CJK_CHAR
 from kb.words.documents import FIELDS, SearchDocument
-from kb.words.tokenize import index_streams
+from kb.words.tokenize import Straddles, index_streams
 
-STREAMS = tuple(name for field in FIELDS for name in (field, f"{field}_x"))
+MARKS = "marks"  # the straddle marks: matched (which notes hold one), never scored
+STREAMS = (*(name for field in FIELDS for name in (field, f"{field}_x")), MARKS)
 TITLE_STREAMS = ("title", "title_x")
 SIDE_STREAMS = tuple(name for name in STREAMS if name.endswith("_x"))
 # Bump when kb's tokens change: every index is then rebuilt by the next ingest.
-TOKENIZER_VERSION = "3"
+TOKENIZER_VERSION = "4"  # 4: the marks stream
 
 
 def query_signature() -> str:
@@ -58,8 +62,10 @@ def document_streams(document: SearchDocument) -> tuple[str, ...]:
     """The streams of a document in ``STREAMS`` order, each space-separated tokens."""
 
     streams: list[str] = []
+    straddles = Straddles()
     for field in document.fields():
-        streams.extend(index_streams(field))
+        streams.extend(index_streams(field, straddles=straddles))
+    streams.append(" ".join(straddles.marks()))
     return tuple(streams)
 
 
@@ -74,6 +80,8 @@ def vocabulary_words(
     main: set[str] = set()
     side: set[str] = set()
     for name, stream in zip(STREAMS, streams, strict=True):
+        if name == MARKS:
+            continue
         (side if name.endswith("_x") else main).update(stream.split())
     side -= known
     main -= known

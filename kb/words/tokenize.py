@@ -9,14 +9,15 @@ case-folded, and keeps the offsets of the original characters it came from.
 
 Index side, each field gives two token streams: ``main`` (whole Latin tokens and
 Chinese bigrams, in text order, so phrases are adjacent tokens) and ``side`` (parts,
-single characters and dictionary words).
+single characters and dictionary words). A document also gives its straddle marks
+(``Straddles``): the short Chinese pieces it holds only across rjieba's word boundaries.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import NamedTuple
@@ -87,16 +88,19 @@ def tokens(text: str) -> Iterator[Token]:
                 yield Token(run[i : i + 2], segment.start + i, segment.start + i + 2)
 
 
-def index_streams(text: str, dictionary_words: bool = True) -> tuple[str, str]:
+def index_streams(
+    text: str, dictionary_words: bool = True, straddles: Straddles | None = None
+) -> tuple[str, str]:
     """The ``main`` and ``side`` token streams of a field, space-separated for FTS5.
 
     Side tokens are the parts of compound Latin tokens, the last character of each
     Chinese run (every other character starts a bigram, so a prefix query on the main
-    stream finds it), and dictionary words of runs longer than two characters.
+    stream finds it), and dictionary words of runs longer than two characters. With
+    ``straddles``, the field's Chinese runs are added to it (dictionary words needed).
     """
     main: list[str] = []
     side: list[str] = []
-    cut = _dictionary_words if dictionary_words else None
+    cut = dictionary_words
     for match in _SEGMENT.finditer(text):
         run = match.group()
         if match.lastgroup == "latin":
@@ -109,13 +113,69 @@ def index_streams(text: str, dictionary_words: bool = True) -> tuple[str, str]:
         else:
             main.extend([a + b for a, b in pairwise(run)])
             side.append(run[-1])
-            if cut is not None and len(run) > 2:
-                side.extend(w for w in cut(run) if len(w) > 1)
+            if straddles is not None and len(run) == 2:
+                straddles.aligned.add(run)  # a run of two characters is a whole word
+            if cut and len(run) > 2:
+                words = _search_words(run)
+                side.extend(w for w, _, _ in words if len(w) > 1)
+                if straddles is not None:
+                    straddles.add_run(run, word_boundaries(len(run), words))
     return " ".join(main), " ".join(side)
 
 
-def _dictionary_words(run: str) -> list[str]:
+def _search_words(run: str) -> list[tuple[str, int, int]]:
+    """rjieba's search-mode words of a run with their offsets: the words of its cut, each
+    after its own dictionary sub-words (the same words as ``cut_for_search``)."""
     # Imported here: rjieba costs ~110 ms to load and is needed only when indexing.
     import rjieba
 
-    return rjieba.cut_for_search(run)
+    return rjieba.tokenize(run, mode="search")
+
+
+def word_boundaries(size: int, words: Iterable[tuple[str, int, int]]) -> list[bool]:
+    """For each offset 0..size of a Chinese run, whether a word of its cut starts or ends
+    there: no search-mode word spans it (a sub-word lies inside its word)."""
+    at_boundary = [True] * (size + 1)
+    for _, start, end in words:
+        for inside in range(start + 1, end):
+            at_boundary[inside] = False
+    return at_boundary
+
+
+STRADDLE_MARK = "~"  # kb's tokenizer never yields it: a straddle mark is no word of the text
+STRADDLE_SIZES = (2, 3)  # the lengths of the query words marked
+
+
+def straddle_mark(word: str) -> str:
+    """The token a document holds when every occurrence of ``word`` straddles its words."""
+    return STRADDLE_MARK + word
+
+
+class Straddles:
+    """The short Chinese pieces of a document (``STRADDLE_SIZES`` long) and how they stand
+    in rjieba's cut: a piece *straddles* where neither its start nor its end is a word
+    boundary (限流 in 无限|流量); it is *aligned* where one of them is (a whole word, the
+    start or the end of one, 最短 in 最|短路). A document holding a piece only straddled
+    holds it by accident, not as a word: ``marks`` names those pieces."""
+
+    __slots__ = ("aligned", "straddled")
+
+    def __init__(self) -> None:
+        self.straddled: set[str] = set()
+        self.aligned: set[str] = set()
+
+    def add_run(self, run: str, at_boundary: list[bool]) -> None:
+        # A piece straddles only with a character of the run on each side of it.
+        size = len(run)
+        for length in STRADDLE_SIZES:
+            for start in range(size - length + 1):
+                piece = run[start : start + length]
+                if at_boundary[start] or at_boundary[start + length]:
+                    self.aligned.add(piece)
+                else:
+                    self.straddled.add(piece)
+
+    def marks(self) -> list[str]:
+        """The marks of the pieces held only straddled, sorted (the same document, the same
+        tokens)."""
+        return sorted(straddle_mark(piece) for piece in self.straddled - self.aligned)

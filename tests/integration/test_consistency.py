@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.engines.fts5 import COLUMNS, TABLE
+from kb.engines.fts5 import COLUMNS, MARKS_TABLE, TABLE
 from kb.knowledge_base import KnowledgeBase
 from kb.names.resolve import LinkIndex
 from kb.words.streams import document_streams
@@ -69,11 +69,22 @@ def assert_consistent(kb: KnowledgeBase) -> None:
         for term, doc, col, _ in conn.execute("SELECT term, doc, col, offset FROM temp.v_i")
     )
     expected: Counter[tuple[str, int, str]] = Counter()
+    marks_expected: Counter[tuple[str, int]] = Counter()
     for note_id, document in store.notes.search_documents(store.notes.all_ids()):
-        for column, stream in zip(COLUMNS, document_streams(document), strict=True):
+        *streams, marks = document_streams(document)
+        for column, stream in zip(COLUMNS, streams, strict=True):
             for term in stream.split():
                 expected[(term, note_id, column)] += 1
+        marks_expected.update((term, note_id) for term in marks.split())
     assert actual == expected, "the FTS5 index disagrees with the store"
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.v_m "
+        f"USING fts5vocab(main, {MARKS_TABLE}, 'instance')"
+    )
+    marks_actual = Counter(
+        (term, doc) for term, doc, _, _ in conn.execute("SELECT * FROM temp.v_m")
+    )
+    assert marks_actual == marks_expected, "the FTS5 marks disagree with the store"
     index = LinkIndex.build(store.notes.names(), SITE, store.notes.heading_slugs)
     stored = {
         row[0]: (row[1], row[2]) for row in conn.execute("SELECT id, target_id, status FROM links")
