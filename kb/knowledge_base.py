@@ -445,6 +445,8 @@ class KnowledgeBase:
 
         if added < registry.ADVISE_AFTER_ADDING:
             return ""  # an ordinary ingest asks nothing more of the store
+        if self.config.raw.get("engine") or self._store.meta.get("engine"):
+            return ""  # chosen on purpose (kb.yaml, or --engine on a rebuild): not advised
         from kb.engines.tantivy_index import available  # deferred: asked only if large
 
         name = self.engine().name

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 ProgressCallback = Callable[[int, int], None]
 _BATCH = 200
 _FULL_LINKS_SHARE = 8  # resolve every link at once when a run wrote over 1/8 of the notes
+_HEADINGS_CACHED = 4096  # notes whose heading slugs link resolution keeps at hand
 
 
 @dataclass(slots=True)
@@ -332,28 +334,27 @@ class Ingester:
         """Point links at their notes again where this run may have changed the answer."""
         if not (self.generation or self.store.links.has_unresolved()):
             return
-        cache: dict[int, set[str]] = {}
-
-        def headings(note_id: int) -> set[str]:
-            if note_id not in cache:
-                cache[note_id] = self.store.notes.heading_slugs(note_id)
-            return cache[note_id]
-
+        # Bounded: a cache of every linked note's headings grew with the notes (the
+        # slow climb of a first ingest's memory while it resolved its links).
+        headings = lru_cache(maxsize=_HEADINGS_CACHED)(self.store.notes.heading_slugs)
         written = self.store.notes.names(self.written_ids)
         fresh = self.started_empty or (full and self.index_is_empty)
         self.store.names.replace(written, fresh=fresh)
         # Both ways give the same answers; past a share of the notes, one pass over every
         # link in memory is cheaper than looking each link's names up.
-        if full or len(self.written_ids) * _FULL_LINKS_SHARE > self.store.notes.count():
-            self._resolve_all_links(headings)
+        notes = self.store.notes.count()
+        if full or len(self.written_ids) * _FULL_LINKS_SHARE > notes:
+            # When every note was written (a first ingest, a rebuild) their names are
+            # every note's: not read a second time, not held twice.
+            self._resolve_all_links(headings, written if len(written) == notes else None)
         else:
             self._resolve_changed_links(written, headings)
 
-    def _resolve_all_links(self, headings: Callable[[int], set[str]]) -> None:
-
-        index = LinkIndex.build(
-            self.store.notes.names(), self.config.site_url, headings, self.site_links
-        )
+    def _resolve_all_links(
+        self, headings: Callable[[int], set[str]], names: list[NoteName] | None
+    ) -> None:
+        everyone = self.store.notes.names() if names is None else names
+        index = LinkIndex.build(everyone, self.config.site_url, headings, self.site_links)
         recording = StoreLinkIndex(index.site_host, headings, built=index)
         recording.site = index.site
         self.store.names.forget_lookups()

@@ -150,3 +150,25 @@ def test_kb_ingest_says_it_on_stderr_and_json_stays_clean(
     assert "tantivy" not in again.stderr
     quiet = CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest", "--rebuild", "--json"])
     assert "tantivy" not in quiet.output
+
+
+@pytest.mark.parametrize(
+    ("config", "rebuild"),
+    [
+        ("roots: [notes]\nengine: fts5\n", ["--rebuild"]),  # kb.yaml names the engine
+        ("roots: [notes]\n", ["--rebuild", "--engine", "fts5"]),  # chosen with --engine
+    ],
+)
+def test_a_user_who_chose_fts5_is_not_told_of_tantivy(
+    make_kb: Callable[..., KnowledgeBase],
+    monkeypatch: pytest.MonkeyPatch,
+    config: str,
+    rebuild: list[str],
+) -> None:
+    monkeypatch.setattr("kb.engines.registry.ADVISE_TANTIVY_AT", 3)
+    monkeypatch.setattr("kb.engines.registry.ADVISE_AFTER_ADDING", 3)
+    kb = make_kb({f"n{i}.md": f"# Note {i}\n\nbody {i}\n" for i in range(4)}, config=config)
+    result = CliRunner().invoke(cli, ["--kb", str(kb.home), "ingest", *rebuild])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("added 4,")
+    assert "tantivy" not in result.stderr
